@@ -1,0 +1,36 @@
+"""The GraphQL schema: Strawberry types over the store's documents and the resolvers' rules."""
+
+import logging
+
+import strawberry
+from graphql import GraphQLError
+from strawberry.extensions import ParserCache, ValidationCache
+from strawberry.types.execution import ExecutionContext
+
+from schema.context import Context, new_context
+from schema.errors import ErrorCodes, is_unexpected
+from schema.query import Query
+
+__all__ = ["Context", "new_context", "schema"]
+
+log = logging.getLogger("almanac.errors")
+
+
+class AlmanacSchema(strawberry.Schema):
+    def process_errors(
+        self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None
+    ) -> None:
+        # Client errors are the client's business; only our own failures reach the log.
+        for error in errors:
+            if is_unexpected(error):
+                log.error("Resolver failed at %s", error.path, exc_info=error.original_error)
+
+
+schema = AlmanacSchema(
+    query=Query,
+    extensions=[
+        lambda: ParserCache(maxsize=256),
+        lambda: ValidationCache(maxsize=256),
+        ErrorCodes,
+    ],
+)

@@ -1,0 +1,282 @@
+"""The Benchmark type: stored data, and the almanac's rules computed over it."""
+
+from collections.abc import Iterable
+from functools import cached_property
+from enum import Enum
+from typing import Self, TypeVar
+
+import strawberry
+from strawberry import relay
+
+from resolvers import family as family_rules
+from resolvers import leaderboard as rules
+from resolvers.tracking import TrackedModels
+from schema.context import Context
+from schema.enums import AnswerFormat, Kind, Level, MetricUnit, Scoring, Status, TaskAvailability
+from schema.lab import Lab
+from schema.leaderboard import LeaderboardRow, ScorePoint
+from schema.model import Model
+from schema.pagination import Connection, connection, page
+from schema.scalars import Date, YearMonth
+from store.documents import BenchmarkDoc, CategoryCountDoc
+from store.queries import Neighbourhood
+
+E = TypeVar("E", bound=Enum)
+
+
+@strawberry.type(description="How a benchmark scores models.")
+class Metric:
+    name: str = strawberry.field(description="What is measured, e.g. `Executable rate`.")
+    unit: MetricUnit
+    higher_is_better: bool = strawberry.field(description="Whether a higher score is better.")
+
+
+@strawberry.type(description="Where a benchmark's leaderboard is read from.")
+class Source:
+    name: str = strawberry.field(
+        description="E.g. `Official Code Interpreter Benchmark General leaderboard`."
+    )
+    url: str | None
+
+
+@strawberry.type(description="A group of benchmarks that test the same ability, e.g. Tool use.")
+class Category:
+    slug: str
+    name: str
+    benchmark_count: int = strawberry.field(description="How many benchmarks it holds.")
+
+    @classmethod
+    def from_doc(cls, doc: CategoryCountDoc) -> Self:
+        return cls(slug=doc["slug"], name=doc["name"], benchmark_count=doc["benchmark_count"])
+
+
+@strawberry.type(description="A headline result a lab reported for a model in its model card.")
+class ModelCardReport:
+    model_name: str
+    score: float
+    reported_on: Date | None
+    url: str | None
+
+
+@strawberry.type(description="The model-card reports found for one benchmark.")
+class ModelCardReports:
+    total_count: int
+    nodes: list[ModelCardReport]
+
+
+@strawberry.type(
+    description=(
+        "An AI benchmark as its almanac page shows it: what it measures, who made it, its "
+        "leaderboard (best score per model), the leaders, and the benchmarks around it. "
+        "A parent record (e.g. Code Interpreter Benchmark) is a benchmark too: its tracks are "
+        "benchmarks whose `parent` it is, and its own leaderboard keeps combined scores."
+    )
+)
+class Benchmark(relay.Node):
+    slug: str = strawberry.field(description="Stable URL slug; never reused.")
+
+    @classmethod
+    def resolve_id(cls, root: Self, *, info: strawberry.Info) -> str:
+        return root.slug
+    name: str
+    description: str | None = strawberry.field(
+        description="What the tasks are and how the score is computed."
+    )
+    note: str | None = strawberry.field(
+        description="An editorial note shown with the benchmark, e.g. on a parent record."
+    )
+    metric: Metric
+    made_by: Lab | None = strawberry.field(description="The lab that made the benchmark.")
+    released_on: YearMonth | None = strawberry.field(description="Release month.")
+    kind: Kind | None
+    level: Level | None
+    scoring: Scoring | None
+    answer_format: AnswerFormat | None
+    task_availability: TaskAvailability | None
+    status: Status
+    ceiling: float | None = strawberry.field(
+        description=(
+            "The highest score the benchmark can meaningfully show (label noise, ambiguous "
+            "tasks); charts mark it as 'Near the ceiling'."
+        )
+    )
+    source: Source | None = strawberry.field(description="Where the leaderboard is read from.")
+    scores_refreshed_on: Date | None = strawberry.field(
+        description="When the leaderboard was last read from its source."
+    )
+
+    doc: strawberry.Private[BenchmarkDoc]
+    tracked: strawberry.Private[TrackedModels]
+    neighbourhood: strawberry.Private[Neighbourhood | None]
+
+    @classmethod
+    def from_doc(
+        cls, doc: BenchmarkDoc, tracked: TrackedModels, neighbourhood: Neighbourhood | None = None
+    ) -> Self:
+        metric, source = doc["metric"], doc["source"]
+        return cls(
+            slug=doc["slug"],
+            name=doc["name"],
+            description=doc["description"],
+            note=doc["note"],
+            metric=Metric(
+                name=metric["name"],
+                unit=MetricUnit(metric["unit"]),
+                higher_is_better=metric["higher_is_better"],
+            ),
+            made_by=Lab.from_doc(doc["made_by"]),
+            released_on=doc["released_on"],  # type: ignore[arg-type]
+            kind=_maybe(Kind, doc["kind"]),
+            level=_maybe(Level, doc["level"]),
+            scoring=_maybe(Scoring, doc["scoring"]),
+            answer_format=_maybe(AnswerFormat, doc["answer_format"]),
+            task_availability=_maybe(TaskAvailability, doc["task_availability"]),
+            status=Status(doc["status"]),
+            ceiling=doc["ceiling"],
+            source=None if source is None else Source(name=source["name"], url=source["url"]),
+            scores_refreshed_on=doc["scores_refreshed_on"],  # type: ignore[arg-type]
+            doc=doc,
+            tracked=tracked,
+            neighbourhood=neighbourhood,
+        )
+
+    @classmethod
+    async def resolve_nodes(  # type: ignore[override]
+        cls, *, info: strawberry.Info[Context], node_ids: Iterable[str], required: bool = False
+    ) -> list[Self | None]:
+        slugs = list(node_ids)
+        docs = await info.context.loaders.benchmark_by_slug.load_many(slugs)
+        found = [doc for doc in docs if doc is not None]
+        by_slug = {b.slug: b for b in await benchmarks_from_docs(info.context, found)}
+        return [by_slug.get(slug) for slug in slugs]  # type: ignore[misc]
+
+    @cached_property
+    def rows(self) -> list[rules.Row]:
+        return rules.leaderboard(
+            self.doc["entries"],
+            higher_is_better=self.doc["metric"]["higher_is_better"],
+            tracked=self.tracked,
+        )
+
+    @strawberry.field(
+        description=(
+            "Best score per model from the benchmark's own leaderboard, best first, ties by "
+            "model name A to Z. Where a model ran with several settings or harnesses, its best "
+            "is kept. Rows of models we don't track have `tracked: false`."
+        )
+    )
+    def leaderboard(self) -> list[LeaderboardRow]:
+        return [LeaderboardRow.from_row(row) for row in self.rows]
+
+    @strawberry.field(description="The row that tops the leaderboard, tracked or not.")
+    def leader(self) -> LeaderboardRow | None:
+        return LeaderboardRow.from_optional_row(rules.leader(self.rows))
+
+    @strawberry.field(
+        description=(
+            "The best row of a model we track. Untracked rows don't count toward leaders: "
+            "wherever the site names a leader outside the page's own table, it is this one."
+        )
+    )
+    def tracked_leader(self) -> LeaderboardRow | None:
+        return LeaderboardRow.from_optional_row(rules.tracked_leader(self.rows))
+
+    @strawberry.field(description="How many rows the leaderboard has (one per model).")
+    def entry_count(self) -> int:
+        return len(self.rows)
+
+    @strawberry.field(description="How many leaderboard rows are models we track.")
+    def tracked_model_count(self) -> int:
+        return rules.tracked_model_count(self.rows)
+
+    @strawberry.field(
+        description="Of the tracked models on the leaderboard, the best on the capability index."
+    )
+    def strongest_model_tested(self) -> Model | None:
+        return Model.from_optional_doc(rules.strongest_model_tested(self.rows))
+
+    @strawberry.field(
+        description="Of the tracked models on the leaderboard, the newest by release month."
+    )
+    def last_model_added(self) -> Model | None:
+        return Model.from_optional_doc(rules.last_model_added(self.rows))
+
+    @strawberry.field(
+        description=(
+            "Every stored result, one point each and oldest first: a model tested at several "
+            "settings appears more than once."
+        )
+    )
+    def scores_over_time(self) -> list[ScorePoint]:
+        points = rules.scores_over_time(self.doc["entries"], tracked=self.tracked)
+        return [ScorePoint.from_point(point) for point in points]
+
+    @strawberry.field(description="Headline results labs reported for it in model cards.")
+    def model_card_reports(self) -> ModelCardReports:
+        reports = self.doc["model_card_reports"]
+        return ModelCardReports(
+            total_count=len(reports),
+            nodes=[
+                ModelCardReport(
+                    model_name=report["model_name"],
+                    score=report["score"],
+                    reported_on=report["reported_on"],  # type: ignore[arg-type]
+                    url=report["url"],
+                )
+                for report in reports
+            ],
+        )
+
+    @strawberry.field(description="The parent record this benchmark is a track of, if any.")
+    async def parent(self, info: strawberry.Info[Context]) -> "Benchmark | None":
+        found = family_rules.family(self.doc, (await self._neighbourhood(info)).family).parent
+        return None if found is None else (await benchmarks_from_docs(info.context, [found]))[0]
+
+    @strawberry.field(
+        description=(
+            "The tracks of this benchmark's family, in the family's order: a parent's own "
+            "tracks, or for a track every track of its parent (itself included). Empty for a "
+            "benchmark without tracks or parent."
+        )
+    )
+    async def tracks(self, info: strawberry.Info[Context]) -> list["Benchmark"]:
+        found = family_rules.family(self.doc, (await self._neighbourhood(info)).family).tracks
+        return await benchmarks_from_docs(info.context, found)
+
+    @strawberry.field(description="The category it belongs to.")
+    async def category(self, info: strawberry.Info[Context]) -> Category:
+        members = (await self._neighbourhood(info)).category
+        category = self.doc["category"]
+        return Category(slug=category["slug"], name=category["name"], benchmark_count=len(members))
+
+    @strawberry.field(
+        description=(
+            "Other benchmarks in the same category, without this benchmark's own family (its "
+            "parent and tracks). Order: in use first, then editorial prominence, then name."
+        )
+    )
+    async def siblings(
+        self, info: strawberry.Info[Context], first: int = 20, after: str | None = None
+    ) -> Connection["Benchmark"]:
+        at = page(first, after)
+        members = (await self._neighbourhood(info)).category
+        ordered = family_rules.siblings(self.doc, members)
+        return connection(
+            await benchmarks_from_docs(info.context, at.of(ordered)), at=at, total_count=len(ordered)
+        )
+
+    async def _neighbourhood(self, info: strawberry.Info[Context]) -> Neighbourhood:
+        if self.neighbourhood is None:
+            key = (self.doc["parent"] or self.doc["slug"], self.doc["category"]["slug"])
+            self.neighbourhood = await info.context.loaders.neighbourhood.load(key)
+        return self.neighbourhood
+
+
+async def benchmarks_from_docs(context: Context, docs: list[BenchmarkDoc]) -> list[Benchmark]:
+    """Benchmark objects for these documents, their tracked models loaded in one batch."""
+    tracked = await context.loaders.tracked_models(docs)
+    return [Benchmark.from_doc(doc, tracked) for doc in docs]
+
+
+def _maybe(enum: type[E], stored: str | None) -> E | None:
+    return None if stored is None else enum(stored)

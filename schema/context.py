@@ -1,0 +1,81 @@
+"""What each request carries: the store and its DataLoaders, so a page costs a fixed
+number of round trips however many rows or siblings it shows."""
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from strawberry.dataloader import DataLoader
+
+from resolvers.tracking import index_by_key, model_key
+from store.documents import BenchmarkDoc, ModelDoc
+from store.queries import Neighbourhood, Store
+
+FamilyAndCategory = tuple[str, str]
+
+
+@dataclass
+class Loaders:
+    """Per-request loaders: each batches the loads of one tick into one store call."""
+
+    store: Store
+    benchmark_by_slug: DataLoader[str, BenchmarkDoc | None] = field(init=False)
+    model_by_key: DataLoader[str, ModelDoc | None] = field(init=False)
+    model_by_slug: DataLoader[str, ModelDoc | None] = field(init=False)
+    neighbourhood: DataLoader[FamilyAndCategory, Neighbourhood] = field(init=False)
+    benchmarks_by_model_key: DataLoader[str, list[BenchmarkDoc]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.benchmark_by_slug = DataLoader(self._benchmarks_by_slug)
+        self.model_by_key = DataLoader(self._models_by_key)
+        self.model_by_slug = DataLoader(self._models_by_slug)
+        self.neighbourhood = DataLoader(self._neighbourhoods)
+        self.benchmarks_by_model_key = DataLoader(self._benchmarks_by_model_key)
+
+    async def _benchmarks_by_slug(self, slugs: list[str]) -> list[BenchmarkDoc | None]:
+        found = {doc["slug"]: doc for doc in await self.store.benchmarks_by_slugs(slugs)}
+        return [found.get(slug) for slug in slugs]
+
+    async def _models_by_key(self, keys: list[str]) -> list[ModelDoc | None]:
+        found = index_by_key(await self.store.models_by_keys(keys))
+        return [found.get(key) for key in keys]
+
+    async def _models_by_slug(self, slugs: list[str]) -> list[ModelDoc | None]:
+        found = {doc["slug"]: doc for doc in await self.store.models_by_slugs(slugs)}
+        return [found.get(slug) for slug in slugs]
+
+    async def _neighbourhoods(self, keys: list[FamilyAndCategory]) -> list[Neighbourhood]:
+        docs = await self.store.benchmarks_in_families_or_categories(
+            [family for family, _ in keys], [category for _, category in keys]
+        )
+        return [
+            Neighbourhood(
+                family=[doc for doc in docs if doc.get("family") == family],
+                category=[doc for doc in docs if doc["category"]["slug"] == category],
+            )
+            for family, category in keys
+        ]
+
+    async def _benchmarks_by_model_key(self, keys: list[str]) -> list[list[BenchmarkDoc]]:
+        docs = await self.store.benchmarks_with_model_keys(keys)
+        return [
+            [doc for doc in docs if any(e.get("model_key") == key for e in doc["entries"])]
+            for key in keys
+        ]
+
+    async def tracked_models(self, docs: Iterable[BenchmarkDoc]) -> dict[str, ModelDoc]:
+        """The tracked models named by the entries of these benchmarks, by lookup key."""
+        keys = list({model_key(entry["model_name"]) for doc in docs for entry in doc["entries"]})
+        models = await self.model_by_key.load_many(keys)
+        return {key: model for key, model in zip(keys, models, strict=True) if model is not None}
+
+
+@dataclass
+class Context:
+    store: Store
+    loaders: Loaders
+    request: Any = None
+
+
+def new_context(store: Store, request: Any = None) -> Context:
+    return Context(store=store, loaders=Loaders(store), request=request)

@@ -1,0 +1,17 @@
+"""The Lab type."""
+
+from typing import Self
+
+import strawberry
+
+from store.documents import LabDoc
+
+
+@strawberry.type(description="An AI lab: it makes models and benchmarks.")
+class Lab:
+    slug: str
+    name: str
+
+    @classmethod
+    def from_doc(cls, doc: LabDoc | None) -> Self | None:
+        return None if doc is None else cls(slug=doc["slug"], name=doc["name"])

@@ -1,0 +1,106 @@
+"""The Model type: a model we track, and its results across benchmarks."""
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Annotated, Self
+
+import strawberry
+from strawberry import relay
+
+from resolvers import leaderboard as rules
+from resolvers.tracking import model_keys
+from schema.context import Context
+from schema.lab import Lab
+from schema.scalars import YearMonth
+from store.documents import ModelDoc
+
+if TYPE_CHECKING:
+    from schema.benchmark import Benchmark
+
+
+@strawberry.type(description="Where a model we track stands on one benchmark's leaderboard.")
+class ModelResult:
+    benchmark: Annotated["Benchmark", strawberry.lazy("schema.benchmark")]
+    rank: int = strawberry.field(description="Its place on that leaderboard (its best row).")
+    score: float
+    setting: str | None
+    leads: bool = strawberry.field(description="Whether it tops that leaderboard.")
+    leads_tracked_models: bool = strawberry.field(
+        description="Whether it is the best of the models we track there (the named leader)."
+    )
+
+
+@strawberry.type(
+    description=(
+        "A model on the almanac's curated list of models we track. Leaderboards spell model "
+        "names their own way; `aliases` lists the spellings that map to this model."
+    )
+)
+class Model(relay.Node):
+    slug: str = strawberry.field(description="Stable URL slug; never reused.")
+
+    @classmethod
+    def resolve_id(cls, root: Self, *, info: strawberry.Info) -> str:
+        return root.slug
+    name: str
+    aliases: list[str] = strawberry.field(
+        description="Other names leaderboards use for it; matched ignoring case and spaces."
+    )
+    lab: Lab | None
+    released_on: YearMonth | None = strawberry.field(description="Release month.")
+    capability_index_rank: int | None = strawberry.field(
+        description="Its rank on the almanac's capability index (1 is strongest), if ranked."
+    )
+
+    doc: strawberry.Private[ModelDoc]
+
+    @classmethod
+    def from_doc(cls, doc: ModelDoc) -> Self:
+        return cls(
+            slug=doc["slug"],
+            name=doc["name"],
+            aliases=doc["aliases"],
+            lab=Lab.from_doc(doc["lab"]),
+            released_on=doc["released_on"],  # type: ignore[arg-type]
+            capability_index_rank=doc["capability_index_rank"],
+            doc=doc,
+        )
+
+    @classmethod
+    def from_optional_doc(cls, doc: ModelDoc | None) -> Self | None:
+        return None if doc is None else cls.from_doc(doc)
+
+    @classmethod
+    async def resolve_nodes(  # type: ignore[override]
+        cls, *, info: strawberry.Info[Context], node_ids: Iterable[str], required: bool = False
+    ) -> list[Self | None]:
+        docs = await info.context.loaders.model_by_slug.load_many(list(node_ids))
+        return [cls.from_optional_doc(doc) for doc in docs]
+
+    @strawberry.field(
+        description=(
+            "Its result on every benchmark whose leaderboard lists it (under its name or an "
+            "alias), best place first."
+        )
+    )
+    async def results(self, info: strawberry.Info[Context]) -> list[ModelResult]:
+        from schema.benchmark import benchmarks_from_docs
+
+        found = await info.context.loaders.benchmarks_by_model_key.load_many(model_keys(self.doc))
+        docs = list({doc["slug"]: doc for docs in found for doc in docs}.values())
+        results = []
+        for benchmark in await benchmarks_from_docs(info.context, docs):
+            rows = benchmark.rows
+            mine = next((row for row in rows if row.model and row.model["slug"] == self.slug), None)
+            if mine is None:
+                continue
+            results.append(
+                ModelResult(
+                    benchmark=benchmark,
+                    rank=mine.rank,
+                    score=mine.entry["score"],
+                    setting=mine.entry["setting"],
+                    leads=rules.leader(rows) is mine,
+                    leads_tracked_models=rules.tracked_leader(rows) is mine,
+                )
+            )
+        return sorted(results, key=lambda result: (result.rank, result.benchmark.name))

@@ -1,0 +1,93 @@
+"""Cursor connections: `first`/`after` paging over an ordered list, with opaque cursors."""
+
+import base64
+import binascii
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+import strawberry
+
+from schema.errors import BadUserInput
+
+T = TypeVar("T")
+Item = TypeVar("Item")
+
+MAX_PAGE_SIZE = 100
+_CURSOR_PREFIX = "offset:"
+
+
+@strawberry.type(description="Where a page sits in the whole list (Relay cursor connections).")
+class PageInfo:
+    has_next_page: bool
+    has_previous_page: bool
+    start_cursor: str | None
+    end_cursor: str | None
+
+
+@strawberry.type(description="An item of a connection with its cursor.")
+class Edge(Generic[T]):
+    cursor: str
+    node: T
+
+
+@strawberry.type(
+    description=(
+        "A page of a list. Ask for `nodes` for the items, or `edges` for items with cursors; "
+        "pass `pageInfo.endCursor` as `after` to get the next page."
+    )
+)
+class Connection(Generic[T]):
+    total_count: int = strawberry.field(description="How many items the whole list holds.")
+    nodes: list[T]
+    edges: list[Edge[T]]
+    page_info: PageInfo
+
+
+@dataclass(frozen=True)
+class Page:
+    """Which slice of an ordered list a request asked for."""
+
+    offset: int
+    size: int
+
+    def of(self, items: Sequence[Item]) -> list[Item]:
+        return list(items[self.offset : self.offset + self.size])
+
+
+def encode_cursor(offset: int) -> str:
+    return base64.urlsafe_b64encode(f"{_CURSOR_PREFIX}{offset}".encode()).decode()
+
+
+def decode_cursor(cursor: str) -> int:
+    try:
+        text = base64.urlsafe_b64decode(cursor.encode()).decode()
+        if text.startswith(_CURSOR_PREFIX) and text[len(_CURSOR_PREFIX) :].isdigit():
+            return int(text[len(_CURSOR_PREFIX) :])
+    except (binascii.Error, UnicodeError, ValueError):
+        pass
+    raise BadUserInput(f"`after` is not a cursor this API gave out: {cursor!r}.")
+
+
+def page(first: int, after: str | None) -> Page:
+    """The slice `first`/`after` ask for; out-of-range values are the client's error."""
+    if not 0 <= first <= MAX_PAGE_SIZE:
+        raise BadUserInput(f"`first` must be between 0 and {MAX_PAGE_SIZE}; got {first}.")
+    offset = 0 if after is None else decode_cursor(after) + 1
+    return Page(offset=offset, size=first)
+
+
+def connection(nodes: list[T], *, at: Page, total_count: int) -> Connection[T]:
+    """The connection for `nodes`, the items found at `at` in a list of `total_count`."""
+    edges = [Edge(cursor=encode_cursor(at.offset + i), node=node) for i, node in enumerate(nodes)]
+    return Connection(
+        total_count=total_count,
+        nodes=nodes,
+        edges=edges,
+        page_info=PageInfo(
+            has_next_page=at.offset + len(nodes) < total_count,
+            has_previous_page=at.offset > 0,
+            start_cursor=edges[0].cursor if edges else None,
+            end_cursor=edges[-1].cursor if edges else None,
+        ),
+    )

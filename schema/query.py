@@ -1,0 +1,119 @@
+"""The root Query: every way into the almanac's data."""
+
+import strawberry
+from strawberry import relay
+
+from resolvers.catalog import sort_benchmarks
+from schema.benchmark import Benchmark, Category, benchmarks_from_docs
+from schema.context import Context
+from schema.enums import BenchmarkOrder, Kind, Status
+from schema.errors import BadUserInput
+from schema.model import Model
+from schema.pagination import Connection, connection, page
+from store.queries import BenchmarkFilter
+
+
+@strawberry.input(
+    name="BenchmarkFilter", description="Narrows `benchmarks`; every field given must match."
+)
+class BenchmarkFilterInput:
+    category: str | None = strawberry.field(default=None, description="A category slug.")
+    status: Status | None = None
+    kind: Kind | None = None
+    lab: str | None = strawberry.field(default=None, description="Slug of the lab that made it.")
+    search: str | None = strawberry.field(
+        default=None, description="Part of the name, ignoring case."
+    )
+
+    def to_store_filter(self) -> BenchmarkFilter:
+        return BenchmarkFilter(
+            category=self.category,
+            status=None if self.status is None else self.status.value,
+            kind=None if self.kind is None else self.kind.value,
+            lab=self.lab,
+            name_contains=self.search,
+        )
+
+
+@strawberry.type(description="How much of the labs' published material the almanac has read.")
+class ModelCardCoverage:
+    launch_posts_read: int = strawberry.field(
+        description="Model launch posts whose headline results were read."
+    )
+    labs_read: int = strawberry.field(description="Labs those launch posts come from.")
+
+
+@strawberry.type
+class Query:
+    @strawberry.field(description="A benchmark by its slug; null if there is none.")
+    async def benchmark(self, info: strawberry.Info[Context], slug: str) -> Benchmark | None:
+        context = info.context
+        found = await context.store.benchmark_with_neighbourhood(slug)
+        if found is None:
+            return None
+        doc, neighbourhood = found
+        # One load of tracked models for everything the page can show: its own rows and
+        # those of its parent, tracks and siblings, which come with it.
+        tracked = await context.loaders.tracked_models(
+            [doc, *neighbourhood.family, *neighbourhood.category]
+        )
+        return Benchmark.from_doc(doc, tracked, neighbourhood)
+
+    @strawberry.field(description="Benchmarks, filtered and ordered, a page at a time.")
+    async def benchmarks(
+        self,
+        info: strawberry.Info[Context],
+        first: int = 20,
+        after: str | None = None,
+        filter: BenchmarkFilterInput | None = None,
+        order_by: BenchmarkOrder = BenchmarkOrder.PROMINENCE,  # type: ignore[attr-defined]
+    ) -> Connection[Benchmark]:
+        at = page(first, after)
+        where = filter.to_store_filter() if filter else BenchmarkFilter()
+        summaries = sort_benchmarks(await info.context.store.benchmark_summaries(where), order_by)
+        slugs = [summary["slug"] for summary in at.of(summaries)]
+        docs = await info.context.loaders.benchmark_by_slug.load_many(slugs)
+        nodes = await benchmarks_from_docs(info.context, [doc for doc in docs if doc is not None])
+        return connection(nodes, at=at, total_count=len(summaries))
+
+    @strawberry.field(description="Every category, by slug, with how many benchmarks it holds.")
+    async def categories(self, info: strawberry.Info[Context]) -> list[Category]:
+        return [Category.from_doc(doc) for doc in await info.context.store.categories()]
+
+    @strawberry.field(description="A model we track, by its slug; null if there is none.")
+    async def model(self, info: strawberry.Info[Context], slug: str) -> Model | None:
+        return Model.from_optional_doc(await info.context.loaders.model_by_slug.load(slug))
+
+    @strawberry.field(description="The models we track, by name, a page at a time.")
+    async def models(
+        self, info: strawberry.Info[Context], first: int = 20, after: str | None = None
+    ) -> Connection[Model]:
+        at = page(first, after)
+        every = await info.context.store.models()
+        return connection(
+            [Model.from_doc(doc) for doc in at.of(every)], at=at, total_count=len(every)
+        )
+
+    @strawberry.field(
+        description="Any object with a global `id` (a Benchmark or a Model); null if unknown."
+    )
+    async def node(self, info: strawberry.Info[Context], id: strawberry.ID) -> relay.Node | None:
+        try:
+            global_id = relay.GlobalID.from_id(id)
+        except ValueError as error:
+            raise BadUserInput(f"`id` is not a global ID this API gave out: {id!r}.") from error
+        node_type = NODE_TYPES.get(global_id.type_name)
+        if node_type is None:
+            return None
+        found = await node_type.resolve_nodes(info=info, node_ids=[global_id.node_id])
+        return found[0]
+
+    @strawberry.field(description="Site-wide: how many launch posts and labs have been read.")
+    async def model_card_coverage(self, info: strawberry.Info[Context]) -> ModelCardCoverage:
+        figures = await info.context.store.site_figures()
+        return ModelCardCoverage(
+            launch_posts_read=figures["launch_posts_read"], labs_read=figures["labs_read"]
+        )
+
+
+NODE_TYPES: dict[str, type[Benchmark] | type[Model]] = {"Benchmark": Benchmark, "Model": Model}

@@ -1,0 +1,1 @@
+"""The HTTP server (Starlette app, GraphiQL, health) and the `almanac` command line."""

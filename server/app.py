@@ -1,0 +1,67 @@
+"""The Starlette application: routes, GraphiQL's files, health checks, and the store's life."""
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from schema import schema
+from server.graphiql import asset_endpoint
+from server.graphql_view import AlmanacGraphQL
+from server.settings import Settings
+from store.client import connect, prepare
+from store.queries import Store
+
+log = logging.getLogger("almanac")
+
+READY_TIMEOUT_SECONDS = 2.0
+
+
+def create_app(settings: Settings, store: Store | None = None) -> Starlette:
+    """The app. Without a `store`, it opens (and prepares) the configured one at start-up."""
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if store is None:
+            app.state.store = connect(settings.mongodb_uri, settings.mongodb_database)
+            log.info("Benchmark Almanac API on %s", await prepare(app.state.store))
+        yield
+
+    app = Starlette(
+        routes=[
+            Route("/graphql", AlmanacGraphQL(schema, settings), methods=["GET", "POST"]),
+            Route("/graphiql/{name}", asset_endpoint(settings.graphiql_packages)),
+            Route("/healthz", healthz),
+            Route("/readyz", readyz),
+        ],
+        lifespan=lifespan,
+    )
+    app.state.store = store
+    return app
+
+
+def app_from_environment() -> Starlette:
+    """Uvicorn's app factory: settings from ALMANAC_* variables."""
+    return create_app(Settings())
+
+
+async def healthz(request: Request) -> JSONResponse:
+    """The process is alive and serving."""
+    return JSONResponse({"status": "ok"})
+
+
+async def readyz(request: Request) -> JSONResponse:
+    """The database answers; a load balancer should send traffic here only while it does."""
+    try:
+        await asyncio.wait_for(request.app.state.store.ping(), READY_TIMEOUT_SECONDS)
+    except Exception as error:
+        log.warning("Not ready: the database did not answer a ping: %s", error)
+        return JSONResponse(
+            {"status": "unavailable", "reason": "the database did not answer"}, status_code=503
+        )
+    return JSONResponse({"status": "ready"})

@@ -1,0 +1,94 @@
+"""The shapes of the documents the store reads and writes (plain data, no behaviour)."""
+
+from typing import NotRequired, TypedDict
+
+
+class LabDoc(TypedDict):
+    slug: str
+    name: str
+
+
+class CategoryDoc(TypedDict):
+    slug: str
+    name: str
+
+
+class MetricDoc(TypedDict):
+    name: str
+    unit: str
+    higher_is_better: bool
+
+
+class SourceDoc(TypedDict):
+    name: str
+    url: str | None
+
+
+class EntryDoc(TypedDict):
+    """One result read from a leaderboard: a model at a setting, with its score."""
+
+    model_name: str
+    setting: str | None
+    score: float
+    source: str | None
+    published_on: str | None
+    note: NotRequired[str | None]
+    # Lookup key of model_name, kept by the store so results can be found by model.
+    model_key: NotRequired[str]
+
+
+class ModelCardReportDoc(TypedDict):
+    model_name: str
+    score: float
+    reported_on: str | None
+    url: str | None
+
+
+class BenchmarkDoc(TypedDict):
+    slug: str
+    name: str
+    description: str | None
+    note: str | None
+    metric: MetricDoc
+    parent: str | None
+    track_position: int | None
+    made_by: LabDoc | None
+    released_on: str | None
+    kind: str | None
+    level: str | None
+    scoring: str | None
+    answer_format: str | None
+    task_availability: str | None
+    status: str
+    category: CategoryDoc
+    prominence: int
+    ceiling: float | None
+    source: SourceDoc | None
+    scores_refreshed_on: str | None
+    entries: list[EntryDoc]
+    model_card_reports: list[ModelCardReportDoc]
+    # Slug of the family's root (the parent, or the benchmark itself), kept by the store
+    # so a benchmark's parent and tracks come back with it in one query.
+    family: NotRequired[str]
+
+
+class ModelDoc(TypedDict):
+    slug: str
+    name: str
+    aliases: list[str]
+    lab: LabDoc | None
+    released_on: str | None
+    capability_index_rank: int | None
+    # Lookup keys of the name and every alias, kept by the store (unique across models).
+    keys: NotRequired[list[str]]
+
+
+class SiteFiguresDoc(TypedDict):
+    launch_posts_read: int
+    labs_read: int
+
+
+class CategoryCountDoc(TypedDict):
+    slug: str
+    name: str
+    benchmark_count: int

@@ -1,0 +1,26 @@
+"""The indexes every query relies on; creating them again is a no-op."""
+
+from typing import Any
+
+from pymongo import ASCENDING, DESCENDING, IndexModel
+
+BENCHMARK_INDEXES = [
+    IndexModel([("slug", ASCENDING)], unique=True, name="slug_unique"),
+    IndexModel(
+        [("category.slug", ASCENDING), ("prominence", DESCENDING)], name="category_prominence"
+    ),
+    IndexModel([("family", ASCENDING)], name="family"),
+    IndexModel([("entries.model_key", ASCENDING)], name="entry_model_key"),
+    IndexModel([("made_by.slug", ASCENDING)], name="lab"),
+]
+
+MODEL_INDEXES = [
+    IndexModel([("slug", ASCENDING)], unique=True, name="slug_unique"),
+    # An alias belongs to at most one model: the database itself refuses a second owner.
+    IndexModel([("keys", ASCENDING)], unique=True, name="keys_unique"),
+]
+
+
+async def ensure_indexes(db: Any) -> None:
+    await db.benchmarks.create_indexes(BENCHMARK_INDEXES)
+    await db.models.create_indexes(MODEL_INDEXES)
