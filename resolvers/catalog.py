@@ -24,7 +24,9 @@ def sort_benchmarks(
         by_name = sorted(docs, key=_name_key)
         # Stable sort: unknown release months go last, equal months keep name order.
         return sorted(by_name, key=lambda doc: doc["released_on"] or "", reverse=True)
-    return sorted(docs, key=lambda doc: (doc["status"] != IN_USE, -doc["prominence"], *_name_key(doc)))
+    return sorted(
+        docs, key=lambda doc: (doc["status"] != IN_USE, -doc["prominence"], *_name_key(doc))
+    )
 
 
 def _name_key(doc: BenchmarkDoc) -> tuple[str, str]:

@@ -4,7 +4,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from resolvers.tracking import TrackedModels, model_key, tracked_model
-from store.documents import EntryDoc, ModelDoc
+from store.documents import Date, EntryDoc, ModelDoc
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,7 +25,7 @@ class Row:
 class ScorePoint:
     """One stored result, as a dot on the scores-over-time chart."""
 
-    date: str | None
+    date: Date | None
     score: float
     model_name: str
     model: ModelDoc | None

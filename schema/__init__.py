@@ -5,11 +5,13 @@ import logging
 import strawberry
 from graphql import GraphQLError
 from strawberry.extensions import ParserCache, ValidationCache
+from strawberry.schema.config import StrawberryConfig
 from strawberry.types.execution import ExecutionContext
 
 from schema.context import Context, new_context
 from schema.errors import ErrorCodes, is_unexpected
 from schema.query import Query
+from schema.scalars import SCALARS
 
 __all__ = ["Context", "new_context", "schema"]
 
@@ -28,6 +30,7 @@ class AlmanacSchema(strawberry.Schema):
 
 schema = AlmanacSchema(
     query=Query,
+    config=StrawberryConfig(scalar_map=SCALARS),
     extensions=[
         lambda: ParserCache(maxsize=256),
         lambda: ValidationCache(maxsize=256),

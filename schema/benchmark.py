@@ -1,8 +1,8 @@
 """The Benchmark type: stored data, and the almanac's rules computed over it."""
 
 from collections.abc import Iterable
-from functools import cached_property
 from enum import Enum
+from functools import cached_property
 from typing import Self, TypeVar
 
 import strawberry
@@ -17,8 +17,7 @@ from schema.lab import Lab
 from schema.leaderboard import LeaderboardRow, ScorePoint
 from schema.model import Model
 from schema.pagination import Connection, connection, page
-from schema.scalars import Date, YearMonth
-from store.documents import BenchmarkDoc, CategoryCountDoc
+from store.documents import BenchmarkDoc, CategoryCountDoc, Date, YearMonth
 from store.queries import Neighbourhood
 
 E = TypeVar("E", bound=Enum)
@@ -78,6 +77,7 @@ class Benchmark(relay.Node):
     @classmethod
     def resolve_id(cls, root: Self, *, info: strawberry.Info) -> str:
         return root.slug
+
     name: str
     description: str | None = strawberry.field(
         description="What the tasks are and how the score is computed."
@@ -125,7 +125,7 @@ class Benchmark(relay.Node):
                 higher_is_better=metric["higher_is_better"],
             ),
             made_by=Lab.from_doc(doc["made_by"]),
-            released_on=doc["released_on"],  # type: ignore[arg-type]
+            released_on=doc["released_on"],
             kind=_maybe(Kind, doc["kind"]),
             level=_maybe(Level, doc["level"]),
             scoring=_maybe(Scoring, doc["scoring"]),
@@ -134,7 +134,7 @@ class Benchmark(relay.Node):
             status=Status(doc["status"]),
             ceiling=doc["ceiling"],
             source=None if source is None else Source(name=source["name"], url=source["url"]),
-            scores_refreshed_on=doc["scores_refreshed_on"],  # type: ignore[arg-type]
+            scores_refreshed_on=doc["scores_refreshed_on"],
             doc=doc,
             tracked=tracked,
             neighbourhood=neighbourhood,
@@ -220,7 +220,7 @@ class Benchmark(relay.Node):
                 ModelCardReport(
                     model_name=report["model_name"],
                     score=report["score"],
-                    reported_on=report["reported_on"],  # type: ignore[arg-type]
+                    reported_on=report["reported_on"],
                     url=report["url"],
                 )
                 for report in reports
@@ -262,7 +262,9 @@ class Benchmark(relay.Node):
         members = (await self._neighbourhood(info)).category
         ordered = family_rules.siblings(self.doc, members)
         return connection(
-            await benchmarks_from_docs(info.context, at.of(ordered)), at=at, total_count=len(ordered)
+            await benchmarks_from_docs(info.context, at.of(ordered)),
+            at=at,
+            total_count=len(ordered),
         )
 
     async def _neighbourhood(self, info: strawberry.Info[Context]) -> Neighbourhood:

@@ -7,7 +7,7 @@ from enum import Enum
 
 import strawberry
 
-from resolvers.catalog import BenchmarkOrder as CatalogOrder
+from resolvers.catalog import BenchmarkOrder
 
 value = strawberry.enum_value
 
@@ -70,8 +70,9 @@ class MetricUnit(Enum):
     ELO = value("ELO", description="An Elo-style rating")
 
 
-BenchmarkOrder = strawberry.enum(
-    CatalogOrder,
+# The rules own the orders; this registers them as a GraphQL enum (in place).
+strawberry.enum(
+    BenchmarkOrder,
     name="BenchmarkOrder",
     description=(
         "How to order benchmarks. PROMINENCE (the default): in use first, then editorial "

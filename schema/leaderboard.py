@@ -6,7 +6,7 @@ import strawberry
 
 from resolvers import leaderboard as rules
 from schema.model import Model
-from schema.scalars import Date
+from store.documents import Date
 
 
 @strawberry.type(description="A model's best result on a leaderboard, with its place.")
@@ -43,7 +43,7 @@ class LeaderboardRow:
             setting=entry["setting"],
             score=entry["score"],
             source=entry["source"],
-            published_on=entry["published_on"],  # type: ignore[arg-type]
+            published_on=entry["published_on"],
             note=entry.get("note"),
         )
 
@@ -63,7 +63,7 @@ class ScorePoint:
     @classmethod
     def from_point(cls, point: rules.ScorePoint) -> Self:
         return cls(
-            date=point.date,  # type: ignore[arg-type]
+            date=point.date,
             score=point.score,
             model_name=point.model_name,
             tracked=point.tracked,

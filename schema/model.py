@@ -10,8 +10,7 @@ from resolvers import leaderboard as rules
 from resolvers.tracking import model_keys
 from schema.context import Context
 from schema.lab import Lab
-from schema.scalars import YearMonth
-from store.documents import ModelDoc
+from store.documents import ModelDoc, YearMonth
 
 if TYPE_CHECKING:
     from schema.benchmark import Benchmark
@@ -41,6 +40,7 @@ class Model(relay.Node):
     @classmethod
     def resolve_id(cls, root: Self, *, info: strawberry.Info) -> str:
         return root.slug
+
     name: str
     aliases: list[str] = strawberry.field(
         description="Other names leaderboards use for it; matched ignoring case and spaces."
@@ -60,7 +60,7 @@ class Model(relay.Node):
             name=doc["name"],
             aliases=doc["aliases"],
             lab=Lab.from_doc(doc["lab"]),
-            released_on=doc["released_on"],  # type: ignore[arg-type]
+            released_on=doc["released_on"],
             capability_index_rank=doc["capability_index_rank"],
             doc=doc,
         )

@@ -3,10 +3,10 @@
 import strawberry
 from strawberry import relay
 
-from resolvers.catalog import sort_benchmarks
+from resolvers.catalog import BenchmarkOrder, sort_benchmarks
 from schema.benchmark import Benchmark, Category, benchmarks_from_docs
 from schema.context import Context
-from schema.enums import BenchmarkOrder, Kind, Status
+from schema.enums import Kind, Status
 from schema.errors import BadUserInput
 from schema.model import Model
 from schema.pagination import Connection, connection, page
@@ -28,8 +28,8 @@ class BenchmarkFilterInput:
     def to_store_filter(self) -> BenchmarkFilter:
         return BenchmarkFilter(
             category=self.category,
-            status=None if self.status is None else self.status.value,
-            kind=None if self.kind is None else self.kind.value,
+            status=None if self.status is None else self.status.name,
+            kind=None if self.kind is None else self.kind.name,
             lab=self.lab,
             name_contains=self.search,
         )
@@ -66,7 +66,7 @@ class Query:
         first: int = 20,
         after: str | None = None,
         filter: BenchmarkFilterInput | None = None,
-        order_by: BenchmarkOrder = BenchmarkOrder.PROMINENCE,  # type: ignore[attr-defined]
+        order_by: BenchmarkOrder = BenchmarkOrder.PROMINENCE,
     ) -> Connection[Benchmark]:
         at = page(first, after)
         where = filter.to_store_filter() if filter else BenchmarkFilter()

@@ -81,4 +81,3 @@ def asset_endpoint(packages: Path) -> Callable[[Request], Awaitable[Response]]:
         return FileResponse(packages / path, headers={"Cache-Control": "public, max-age=86400"})
 
     return asset
-

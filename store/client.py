@@ -1,9 +1,10 @@
 """Opening the store: a real MongoDB by URI, or the embedded in-process store."""
 
 import logging
+from typing import Any
 
-from motor.motor_asyncio import AsyncIOMotorClient
 from mongomock_motor import AsyncMongoMockClient
+from motor.motor_asyncio import AsyncIOMotorClient
 
 from store.indexes import ensure_indexes
 from store.queries import Store
@@ -15,7 +16,7 @@ log = logging.getLogger("almanac.store")
 def connect(mongodb_uri: str | None, database: str) -> Store:
     """A store on the given MongoDB, or on a fresh embedded store when no URI is given."""
     if mongodb_uri:
-        client = AsyncIOMotorClient(mongodb_uri, appname="benchmark-almanac", tz_aware=True)
+        client: Any = AsyncIOMotorClient(mongodb_uri, appname="benchmark-almanac", tz_aware=True)
         return Store(client[database], embedded=False)
     return Store(AsyncMongoMockClient()[database], embedded=True)
 

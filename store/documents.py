@@ -1,6 +1,12 @@
 """The shapes of the documents the store reads and writes (plain data, no behaviour)."""
 
-from typing import NotRequired, TypedDict
+from typing import NewType, NotRequired, TypedDict
+
+Date = NewType("Date", str)
+"""A calendar date, stored as ISO 8601 `YYYY-MM-DD`."""
+
+YearMonth = NewType("YearMonth", str)
+"""A month, stored as `YYYY-MM` (release dates have no day)."""
 
 
 class LabDoc(TypedDict):
@@ -31,7 +37,7 @@ class EntryDoc(TypedDict):
     setting: str | None
     score: float
     source: str | None
-    published_on: str | None
+    published_on: Date | None
     note: NotRequired[str | None]
     # Lookup key of model_name, kept by the store so results can be found by model.
     model_key: NotRequired[str]
@@ -40,7 +46,7 @@ class EntryDoc(TypedDict):
 class ModelCardReportDoc(TypedDict):
     model_name: str
     score: float
-    reported_on: str | None
+    reported_on: Date | None
     url: str | None
 
 
@@ -53,7 +59,7 @@ class BenchmarkDoc(TypedDict):
     parent: str | None
     track_position: int | None
     made_by: LabDoc | None
-    released_on: str | None
+    released_on: YearMonth | None
     kind: str | None
     level: str | None
     scoring: str | None
@@ -64,7 +70,7 @@ class BenchmarkDoc(TypedDict):
     prominence: int
     ceiling: float | None
     source: SourceDoc | None
-    scores_refreshed_on: str | None
+    scores_refreshed_on: Date | None
     entries: list[EntryDoc]
     model_card_reports: list[ModelCardReportDoc]
     # Slug of the family's root (the parent, or the benchmark itself), kept by the store
@@ -77,7 +83,7 @@ class ModelDoc(TypedDict):
     name: str
     aliases: list[str]
     lab: LabDoc | None
-    released_on: str | None
+    released_on: YearMonth | None
     capability_index_rank: int | None
     # Lookup keys of the name and every alias, kept by the store (unique across models).
     keys: NotRequired[list[str]]

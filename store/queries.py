@@ -93,8 +93,13 @@ class Store:
 
     async def categories(self) -> list[CategoryCountDoc]:
         pipeline = [
-            {"$group": {"_id": "$category.slug", "name": {"$first": "$category.name"},
-                        "benchmark_count": {"$sum": 1}}},
+            {
+                "$group": {
+                    "_id": "$category.slug",
+                    "name": {"$first": "$category.name"},
+                    "benchmark_count": {"$sum": 1},
+                }
+            },
             {"$sort": {"_id": 1}},
         ]
         groups = await self.db.benchmarks.aggregate(pipeline).to_list(None)
@@ -115,7 +120,7 @@ class Store:
         return list(await cursor.to_list(None))
 
     async def site_figures(self) -> SiteFiguresDoc:
-        doc = await self.db.site.find_one({"_id": SITE_FIGURES_ID}, NO_ID)
+        doc: SiteFiguresDoc | None = await self.db.site.find_one({"_id": SITE_FIGURES_ID}, NO_ID)
         return doc or {"launch_posts_read": 0, "labs_read": 0}
 
 

@@ -38,7 +38,9 @@ async def seed(store: Store, dataset: Dataset) -> SeedSummary:
     """Write the dataset, replacing each document by its slug: running it twice changes nothing."""
     outcomes: list[str] = []
     for model in dataset["models"]:
-        outcomes.append(await _replace(store.db.models, {"slug": model["slug"]}, with_model_keys(model)))
+        outcomes.append(
+            await _replace(store.db.models, {"slug": model["slug"]}, with_model_keys(model))
+        )
     for benchmark in dataset["benchmarks"]:
         doc = with_benchmark_keys(benchmark)
         outcomes.append(await _replace(store.db.benchmarks, {"slug": doc["slug"]}, doc))
