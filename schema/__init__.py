@@ -8,6 +8,7 @@ from strawberry.extensions import ParserCache, ValidationCache
 from strawberry.schema.config import StrawberryConfig
 from strawberry.types.execution import ExecutionContext
 
+from schema.caching import MarkReusable
 from schema.context import Context, new_context
 from schema.errors import ErrorCodes, is_unexpected
 from schema.query import Query
@@ -35,5 +36,6 @@ schema = AlmanacSchema(
         lambda: ParserCache(maxsize=256),
         lambda: ValidationCache(maxsize=256),
         ErrorCodes,
+        MarkReusable,
     ],
 )

@@ -75,6 +75,8 @@ class Context:
     store: Store
     loaders: Loaders
     request: Any = None
+    # Set after execution: whether the answer may be reused (see schema.caching).
+    reusable: bool = False
 
 
 def new_context(store: Store, request: Any = None) -> Context:

@@ -13,7 +13,9 @@ from starlette.routing import Route
 from schema import schema
 from server.graphiql import asset_endpoint
 from server.graphql_view import AlmanacGraphQL
+from server.response_cache import ResponseCache
 from server.settings import Settings
+from store.changes import follow_changes
 from store.client import connect, prepare
 from store.queries import Store
 
@@ -25,16 +27,27 @@ READY_TIMEOUT_SECONDS = 2.0
 def create_app(settings: Settings, store: Store | None = None) -> Starlette:
     """The app. Without a `store`, it opens (and prepares) the configured one at start-up."""
 
+    answers = (
+        ResponseCache(settings.response_cache_bytes) if settings.response_cache_bytes else None
+    )
+
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         if store is None:
             app.state.store = connect(settings.mongodb_uri, settings.mongodb_database)
             log.info("Benchmark Almanac API on %s", await prepare(app.state.store))
+        following = None
+        if not app.state.store.embedded:
+            following = asyncio.create_task(
+                follow_changes(app.state.store.db, app.state.store.version)
+            )
         yield
+        if following is not None:
+            following.cancel()
 
     app = Starlette(
         routes=[
-            Route("/graphql", AlmanacGraphQL(schema, settings), methods=["GET", "POST"]),
+            Route("/graphql", AlmanacGraphQL(schema, settings, answers), methods=["GET", "POST"]),
             Route("/graphiql/{name}", asset_endpoint(settings.graphiql_packages)),
             Route("/healthz", healthz),
             Route("/readyz", readyz),

@@ -14,6 +14,7 @@ from schema import Context, new_context
 from server.errors import http_error
 from server.graphiql import graphiql_page
 from server.json import encode_json
+from server.response_cache import ResponseCache
 from server.settings import Settings
 
 JSON_BODY_TYPES = ("application/json",)
@@ -24,7 +25,7 @@ class BodyTooLarge(Exception):
 
 
 class AlmanacGraphQL(GraphQL[Context, None]):
-    def __init__(self, schema: Any, settings: Settings) -> None:
+    def __init__(self, schema: Any, settings: Settings, answers: ResponseCache | None) -> None:
         super().__init__(
             schema,
             graphql_ide="graphiql",
@@ -33,6 +34,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
             subscription_protocols=(),
         )
         self.settings = settings
+        self.answers = answers
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         limit = self.settings.max_body_bytes
@@ -44,16 +46,38 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         if declared is not None and declared > limit:
             await http_error(413, too_large)(scope, receive, send)
             return
+        request = Request(scope, _limited(receive, limit))
         try:
-            response = await self.run(Request(scope, _limited(receive, limit)))
+            response = await self.answer(request)
         except HTTPException as error:
             response = http_error(error.status_code, error.reason)
         except BodyTooLarge:
             response = http_error(413, too_large)
         await response(scope, receive, send)
 
+    async def answer(self, request: Request) -> Response:
+        """Run the request, or reuse the answer to the same request if the data is unchanged."""
+        if self.answers is None or request.method not in ("GET", "POST"):
+            return await self.run(request)
+        version = request.app.state.store.version.current
+        key = (
+            request.method,
+            request.headers.get("accept", "").encode(),
+            request.scope["query_string"],
+            await request.body(),
+        )
+        if cached := self.answers.get(key, version):
+            return Response(cached.body, media_type=cached.media_type)
+        response = await self.run(request)
+        context = getattr(request.state, "context", None)
+        if response.status_code == 200 and context is not None and context.reusable:
+            self.answers.put(key, version, bytes(response.body), response.media_type or "")
+        return response
+
     async def get_context(self, request: Any, response: Any) -> Context:
-        return new_context(request.app.state.store, request)
+        context = new_context(request.app.state.store, request)
+        request.state.context = context
+        return context
 
     async def render_graphql_ide(self, request: Request) -> Response:
         return graphiql_page(self.settings.graphiql_packages)

@@ -23,4 +23,12 @@ class Settings(BaseSettings):
         default=GRAPHIQL_PACKAGES,
         description="node_modules folder holding the graphiql, react and react-dom packages.",
     )
+    response_cache_bytes: int = Field(
+        default=64 * 1024 * 1024,
+        ge=0,
+        description=(
+            "Memory for reusing answers to repeated queries until the data changes; 0 turns "
+            "it off. On MongoDB it needs a replica set (change streams) to know of changes."
+        ),
+    )
     log_level: str = Field(default="info", description="Log level of the server.")

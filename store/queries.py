@@ -4,6 +4,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from store.changes import DataVersion
 from store.documents import BenchmarkDoc, CategoryCountDoc, ModelDoc, SiteFiguresDoc
 
 SITE_FIGURES_ID = "model_card_coverage"
@@ -50,6 +51,18 @@ class Store:
     def __init__(self, db: Any, *, embedded: bool) -> None:
         self.db = db
         self.embedded = embedded
+        self.version = DataVersion(known=embedded)
+
+    async def replace(self, collection: str, key: dict[str, Any], doc: Any) -> str:
+        """Write `doc` in place of the document matching `key`, creating it if there is none.
+
+        Returns "created", "updated" or "unchanged".
+        """
+        result = await self.db[collection].replace_one(key, doc, upsert=True)
+        if result.upserted_id is None and not result.modified_count:
+            return "unchanged"
+        self.version.bump()
+        return "created" if result.upserted_id is not None else "updated"
 
     async def ping(self) -> None:
         await self.db.command("ping")

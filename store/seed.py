@@ -3,7 +3,7 @@
 import json
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from store.derived import with_benchmark_keys, with_model_keys
 from store.documents import BenchmarkDoc, ModelDoc, SiteFiguresDoc
@@ -38,14 +38,13 @@ async def seed(store: Store, dataset: Dataset) -> SeedSummary:
     """Write the dataset, replacing each document by its slug: running it twice changes nothing."""
     outcomes: list[str] = []
     for model in dataset["models"]:
-        outcomes.append(
-            await _replace(store.db.models, {"slug": model["slug"]}, with_model_keys(model))
-        )
+        model_doc = with_model_keys(model)
+        outcomes.append(await store.replace("models", {"slug": model_doc["slug"]}, model_doc))
     for benchmark in dataset["benchmarks"]:
         doc = with_benchmark_keys(benchmark)
-        outcomes.append(await _replace(store.db.benchmarks, {"slug": doc["slug"]}, doc))
+        outcomes.append(await store.replace("benchmarks", {"slug": doc["slug"]}, doc))
     site = {"_id": SITE_FIGURES_ID, **dataset["site"]}
-    outcomes.append(await _replace(store.db.site, {"_id": SITE_FIGURES_ID}, site))
+    outcomes.append(await store.replace("site", {"_id": SITE_FIGURES_ID}, site))
     return SeedSummary(
         benchmarks=len(dataset["benchmarks"]),
         models=len(dataset["models"]),
@@ -53,10 +52,3 @@ async def seed(store: Store, dataset: Dataset) -> SeedSummary:
         updated=outcomes.count("updated"),
         unchanged=outcomes.count("unchanged"),
     )
-
-
-async def _replace(collection: Any, key: dict[str, Any], doc: Any) -> str:
-    result = await collection.replace_one(key, doc, upsert=True)
-    if result.upserted_id is not None:
-        return "created"
-    return "updated" if result.modified_count else "unchanged"

@@ -1,0 +1,163 @@
+"""Throughput and latency of the contract request against its ceiling, on this machine.
+
+The ceiling is a bare Starlette app under the same Uvicorn settings answering every request
+with the very bytes the API returns for the contract request: no GraphQL, no database.
+Both are served by one worker process, one after the other, loaded by wrk (Debian package
+`wrk`) from a second process on loopback. Nothing here leaves 127.0.0.1.
+
+    .venv/bin/python bench/run.py [--seconds 10] [--connections 32]
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+CONTRACT = ROOT.parent / "shared" / "contract" / "benchmark-page.graphql"
+SLUG = "code-interpreter-benchmark-general"
+HOST = "127.0.0.1"
+
+
+@dataclass(frozen=True)
+class Result:
+    name: str
+    requests_per_second: float
+    p50_ms: float
+    p99_ms: float
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--connections", type=int, default=32)
+    args = parser.parse_args()
+    if shutil.which("wrk") is None:
+        sys.exit("wrk is needed: apt-get install wrk")
+
+    body = json.dumps({"query": contract_query(), "variables": {"slug": SLUG}})
+    with tempfile.TemporaryDirectory() as scratch:
+        script = Path(scratch) / "post.lua"
+        script.write_text(
+            'wrk.method = "POST"\n'
+            'wrk.headers["Content-Type"] = "application/json"\n'
+            f"wrk.body = {lua_string(body)}\n"
+        )
+        with serve("server.app:app_from_environment") as url:
+            response = httpx.post(f"{url}/graphql", content=body, headers=json_headers())
+            response.raise_for_status()
+            assert "errors" not in response.json(), response.text
+            (Path(scratch) / "response.json").write_bytes(response.content)
+            api = load("contract request", f"{url}/graphql", script, args)
+        os.environ["BENCH_RESPONSE_FILE"] = str(Path(scratch) / "response.json")
+        with serve("bench.ceiling:app") as url:
+            ceiling = load("ceiling (same bytes)", f"{url}/graphql", script, args)
+
+    print(f"\n{'':24}{'req/s':>10}{'p50 ms':>10}{'p99 ms':>10}")
+    for result in (ceiling, api):
+        print(
+            f"{result.name:24}{result.requests_per_second:>10.0f}"
+            f"{result.p50_ms:>10.2f}{result.p99_ms:>10.2f}"
+        )
+    share = api.requests_per_second / ceiling.requests_per_second
+    print(f"\ncontract request throughput: {share:.1%} of the ceiling (bar: 20%)")
+
+
+def contract_query() -> str:
+    return CONTRACT.read_text(encoding="utf-8")
+
+
+def json_headers() -> dict[str, str]:
+    return {"Content-Type": "application/json"}
+
+
+def lua_string(text: str) -> str:
+    return "[==[" + text + "]==]"
+
+
+class serve:
+    """Runs one Uvicorn worker with the given app until the block ends."""
+
+    def __init__(self, app: str) -> None:
+        self.app = app
+        self.port = free_port()
+
+    def __enter__(self) -> str:
+        command = [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            self.app,
+            "--host",
+            HOST,
+            "--port",
+            str(self.port),
+            "--workers",
+            "1",
+            "--log-level",
+            "warning",
+            "--no-access-log",
+        ]
+        if self.app.endswith("app_from_environment"):
+            command.append("--factory")
+        self.process = subprocess.Popen(command, cwd=ROOT)
+        url = f"http://{HOST}:{self.port}"
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{url}/healthz").status_code == 200:
+                    return url
+            except httpx.TransportError:
+                time.sleep(0.1)
+        self.process.kill()
+        raise RuntimeError(f"{self.app} did not start")
+
+    def __exit__(self, *exc: object) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind((HOST, 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def load(name: str, url: str, script: Path, args: argparse.Namespace) -> Result:
+    # A short warm-up, then the measured run.
+    base = ["wrk", "-t1", f"-c{args.connections}", "-s", str(script), "--latency"]
+    subprocess.run([*base, "-d2s", url], check=True, capture_output=True)
+    output = subprocess.run(
+        [*base, f"-d{args.seconds}s", url], check=True, capture_output=True, text=True
+    ).stdout
+    if re.search(r"Non-2xx", output):
+        raise RuntimeError(f"{name}: some responses failed\n{output}")
+    return Result(
+        name=name,
+        requests_per_second=float(re.search(r"Requests/sec:\s+([\d.]+)", output)[1]),  # type: ignore[index]
+        p50_ms=latency(output, "50%"),
+        p99_ms=latency(output, "99%"),
+    )
+
+
+def latency(output: str, percentile: str) -> float:
+    match = re.search(rf"^\s+{re.escape(percentile)}\s+([\d.]+)(us|ms|s)\s*$", output, re.M)
+    if match is None:
+        raise RuntimeError(f"no {percentile} latency in wrk's output:\n{output}")
+    scale = {"us": 0.001, "ms": 1.0, "s": 1000.0}[match[2]]
+    return float(match[1]) * scale
+
+
+if __name__ == "__main__":
+    main()
