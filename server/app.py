@@ -36,11 +36,10 @@ def create_app(settings: Settings, store: Store | None = None) -> Starlette:
         if store is None:
             app.state.store = connect(settings.mongodb_uri, settings.mongodb_database)
             log.info("Benchmark Almanac API on %s", await prepare(app.state.store))
+        opened: Store = app.state.store
         following = None
-        if not app.state.store.embedded:
-            following = asyncio.create_task(
-                follow_changes(app.state.store.db, app.state.store.version)
-            )
+        if not opened.embedded:
+            following = asyncio.create_task(follow_changes(opened.db, opened.version))
         yield
         if following is not None:
             following.cancel()
