@@ -3,7 +3,7 @@
 from collections.abc import Iterable
 from enum import Enum
 
-from store.documents import BenchmarkDoc
+from store.documents import BenchmarkDoc, ModelDoc
 
 IN_USE = "IN_USE"
 
@@ -31,3 +31,8 @@ def sort_benchmarks(
 
 def _name_key(doc: BenchmarkDoc) -> tuple[str, str]:
     return (doc["name"].casefold(), doc["slug"])
+
+
+def sort_models(docs: Iterable[ModelDoc]) -> list[ModelDoc]:
+    """Models by name A to Z, ignoring case."""
+    return sorted(docs, key=lambda doc: (doc["name"].casefold(), doc["slug"]))

@@ -10,7 +10,7 @@ from strawberry.types.execution import ExecutionContext
 
 from schema.caching import MarkReusable
 from schema.context import Context, new_context
-from schema.errors import ErrorCodes, is_unexpected
+from schema.errors import ValidationErrorCodes, is_unexpected
 from schema.query import Query
 from schema.scalars import SCALARS
 
@@ -35,7 +35,7 @@ schema = AlmanacSchema(
     extensions=[
         lambda: ParserCache(maxsize=256),
         lambda: ValidationCache(maxsize=256),
-        ErrorCodes,
+        ValidationErrorCodes,
         MarkReusable,
     ],
 )

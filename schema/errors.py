@@ -60,10 +60,10 @@ def with_code(error: GraphQLError) -> GraphQLError:
     )
 
 
-class ErrorCodes(SchemaExtension):
-    """Gives every error a code, and hides the details of unexpected ones from the client.
+class ValidationErrorCodes(SchemaExtension):
+    """Marks validation errors, which look like any other error once validation is over.
 
-    (The schema logs those with their traceback before this runs.)
+    The HTTP view gives every other error its code with `with_code`, once the result is final.
     """
 
     def on_validate(self) -> Iterator[None]:
@@ -71,9 +71,3 @@ class ErrorCodes(SchemaExtension):
         for error in self.execution_context.pre_execution_errors or []:
             if not isinstance(error, GraphQLSyntaxError):
                 error.extensions = {**(error.extensions or {}), "code": GRAPHQL_VALIDATION_FAILED}
-
-    def on_operation(self) -> Iterator[None]:
-        yield
-        result = self.execution_context.result
-        if result is not None and result.errors:
-            result.errors = [with_code(error) for error in result.errors]

@@ -3,7 +3,7 @@
 import strawberry
 from strawberry import relay
 
-from resolvers.catalog import BenchmarkOrder, sort_benchmarks
+from resolvers.catalog import BenchmarkOrder, sort_benchmarks, sort_models
 from schema.benchmark import Benchmark, Category, benchmarks_from_docs
 from schema.context import Context
 from schema.enums import Kind, Status
@@ -89,7 +89,7 @@ class Query:
         self, info: strawberry.Info[Context], first: int = 20, after: str | None = None
     ) -> Connection[Model]:
         at = page(first, after)
-        every = await info.context.store.models()
+        every = sort_models(await info.context.store.models())
         return connection(
             [Model.from_doc(doc) for doc in at.of(every)], at=at, total_count=len(every)
         )

@@ -6,11 +6,13 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from schema import schema
+from server.errors import http_error
 from server.graphiql import asset_endpoint
 from server.graphql_view import AlmanacGraphQL
 from server.response_cache import ResponseCache
@@ -45,6 +47,7 @@ def create_app(settings: Settings, store: Store | None = None) -> Starlette:
             following.cancel()
 
     app = Starlette(
+        exception_handlers={HTTPException: refusal},
         routes=[
             Route("/graphql", AlmanacGraphQL(schema, settings, answers), methods=["GET", "POST"]),
             Route("/graphiql/{name}", asset_endpoint(settings.graphiql_packages)),
@@ -77,3 +80,9 @@ async def readyz(request: Request) -> JSONResponse:
             {"status": "unavailable", "reason": "the database did not answer"}, status_code=503
         )
     return JSONResponse({"status": "ready"})
+
+
+async def refusal(request: Request, error: Exception) -> Response:
+    """Unknown paths and methods get a GraphQL-shaped error too, not a bare page."""
+    assert isinstance(error, HTTPException)
+    return http_error(error.status_code, error.detail, headers=error.headers)

@@ -8,9 +8,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 from strawberry.asgi import GraphQL
+from strawberry.http import GraphQLHTTPResponse, process_result
 from strawberry.http.parse_content_type import parse_content_type
+from strawberry.schema.exceptions import InvalidOperationTypeError
+from strawberry.types import ExecutionResult
 
 from schema import Context, new_context
+from schema.errors import with_code
 from server.errors import http_error
 from server.graphiql import graphiql_page
 from server.json import encode_json
@@ -74,6 +78,17 @@ class AlmanacGraphQL(GraphQL[Context, None]):
             self.answers.put(key, version, bytes(response.body), response.media_type or "")
         return response
 
+    async def execute_single(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await super().execute_single(*args, **kwargs)
+        except HTTPException as error:
+            # GraphQL over HTTP: an operation that GET may not carry is 405, not 400.
+            if isinstance(error.__cause__, InvalidOperationTypeError):
+                raise HTTPException(
+                    405, "Mutations must be sent with POST; GET carries queries only."
+                ) from error
+            raise
+
     async def get_context(self, request: Any, response: Any) -> Context:
         context = new_context(request.app.state.store, request)
         request.state.context = context
@@ -107,6 +122,13 @@ class AlmanacGraphQL(GraphQL[Context, None]):
                 400, f"Expected a JSON object, got {type(value).__name__}: {_preview(data)}."
             )
         return value
+
+    async def process_result(
+        self, request: Request, result: ExecutionResult
+    ) -> GraphQLHTTPResponse:
+        if result.errors:
+            result.errors = [with_code(error) for error in result.errors]
+        return process_result(result)
 
     def encode_json(self, data: object) -> bytes:
         return encode_json(data)

@@ -128,9 +128,8 @@ class Store:
         return list(await self.db.models.find({"slug": {"$in": slugs}}, NO_ID).to_list(None))
 
     async def models(self) -> list[ModelDoc]:
-        """The whole curated list, by name."""
-        cursor = self.db.models.find({}, NO_ID).sort("name", 1)
-        return list(await cursor.to_list(None))
+        """The whole curated list."""
+        return list(await self.db.models.find({}, NO_ID).to_list(None))
 
     async def site_figures(self) -> SiteFiguresDoc:
         doc: SiteFiguresDoc | None = await self.db.site.find_one({"_id": SITE_FIGURES_ID}, NO_ID)
