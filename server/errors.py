@@ -1,5 +1,7 @@
 """Refusals of the HTTP layer, shaped like GraphQL errors so that every client can read them."""
 
+from collections.abc import Mapping
+
 from starlette.responses import Response
 
 from server.json import encode_json
@@ -14,7 +16,9 @@ HTTP_ERROR_CODES = {
 }
 
 
-def http_error(status_code: int, message: str, headers: dict[str, str] | None = None) -> Response:
+def http_error(
+    status_code: int, message: str, headers: Mapping[str, str] | None = None
+) -> Response:
     """A response with one GraphQL-shaped error: `{"errors": [{"message", "extensions"}]}`."""
     code = HTTP_ERROR_CODES.get(status_code, "BAD_REQUEST")
     body = {"errors": [{"message": message, "extensions": {"code": code}}]}
