@@ -61,7 +61,7 @@ def encode_cursor(offset: int) -> str:
 
 def decode_cursor(cursor: str) -> int:
     try:
-        text = base64.urlsafe_b64decode(cursor.encode()).decode()
+        text = base64.b64decode(cursor.encode(), altchars=b"-_", validate=True).decode()
         if text.startswith(_CURSOR_PREFIX) and text[len(_CURSOR_PREFIX) :].isdigit():
             return int(text[len(_CURSOR_PREFIX) :])
     except (binascii.Error, UnicodeError, ValueError):

@@ -1,0 +1,51 @@
+"""Repeated queries reuse their answer until the data changes, and never reuse a failure."""
+
+import httpx
+import pytest
+
+from store.queries import Store
+from store.seed import load_bundled_dataset, seed
+from tests.http.test_contract import CONTRACT, GENERAL
+
+PAGE = {"query": CONTRACT.read_text(encoding="utf-8"), "variables": {"slug": GENERAL}}
+COVERAGE = {"query": "{ modelCardCoverage { launchPostsRead } }"}
+
+
+async def test_a_data_change_is_seen_at_once(client: httpx.AsyncClient, store: Store) -> None:
+    first = await client.post("/graphql", json=PAGE)
+    again = await client.post("/graphql", json=PAGE)
+    assert again.content == first.content
+    assert first.json()["data"]["benchmark"]["leader"]["score"] == 82.8
+
+    dataset = load_bundled_dataset()
+    general = next(b for b in dataset["benchmarks"] if b["slug"] == GENERAL)
+    general["entries"][0]["score"] = 99.9  # GPT-4's row, now read higher.
+    summary = await seed(store, dataset)
+    assert summary.updated == 1
+
+    after = (await client.post("/graphql", json=PAGE)).json()
+    assert after["data"]["benchmark"]["leader"]["score"] == 99.9
+
+
+async def test_get_and_post_answers_agree(client: httpx.AsyncClient) -> None:
+    post = await client.post("/graphql", json=COVERAGE)
+    get = await client.get("/graphql", params=COVERAGE)
+    get_again = await client.get("/graphql", params=COVERAGE)
+    assert post.json() == get.json() == get_again.json()
+    assert get.json() == {"data": {"modelCardCoverage": {"launchPostsRead": 522}}}
+
+
+async def test_a_failure_is_not_reused(
+    client: httpx.AsyncClient, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    figures = store.site_figures
+
+    async def failing() -> None:
+        raise ConnectionError("database unreachable")
+
+    monkeypatch.setattr(store, "site_figures", failing)
+    failed = (await client.post("/graphql", json=COVERAGE)).json()
+    assert failed["errors"][0]["extensions"]["code"] == "INTERNAL_SERVER_ERROR"
+    monkeypatch.setattr(store, "site_figures", figures)
+    recovered = (await client.post("/graphql", json=COVERAGE)).json()
+    assert recovered == {"data": {"modelCardCoverage": {"launchPostsRead": 522}}}
