@@ -6,7 +6,6 @@ from functools import cached_property
 from typing import Self, TypeVar
 
 import strawberry
-from strawberry import relay
 
 from resolvers import family as family_rules
 from resolvers import leaderboard as rules
@@ -16,6 +15,7 @@ from schema.enums import AnswerFormat, Kind, Level, MetricUnit, Scoring, Status,
 from schema.lab import Lab
 from schema.leaderboard import LeaderboardRow, ScorePoint
 from schema.model import Model
+from schema.node import SlugNode
 from schema.pagination import Connection, connection, page
 from store.documents import BenchmarkDoc, CategoryCountDoc, Date, YearMonth
 from store.queries import Neighbourhood
@@ -26,7 +26,7 @@ E = TypeVar("E", bound=Enum)
 @strawberry.type(description="How a benchmark scores models.")
 class Metric:
     name: str = strawberry.field(description="What is measured, e.g. `Executable rate`.")
-    unit: MetricUnit
+    unit: MetricUnit = strawberry.field(description="The unit of scores, e.g. PERCENT.")
     higher_is_better: bool = strawberry.field(description="Whether a higher score is better.")
 
 
@@ -35,13 +35,13 @@ class Source:
     name: str = strawberry.field(
         description="E.g. `Official Code Interpreter Benchmark General leaderboard`."
     )
-    url: str | None
+    url: str | None = strawberry.field(description="Its web address, if it has one.")
 
 
 @strawberry.type(description="A group of benchmarks that test the same ability, e.g. Tool use.")
 class Category:
-    slug: str
-    name: str
+    slug: str = strawberry.field(description="Stable URL slug, e.g. `tool-use`.")
+    name: str = strawberry.field(description="E.g. `Tool use`.")
     benchmark_count: int = strawberry.field(description="How many benchmarks it holds.")
 
     @classmethod
@@ -51,16 +51,16 @@ class Category:
 
 @strawberry.type(description="A headline result a lab reported for a model in its model card.")
 class ModelCardReport:
-    model_name: str
-    score: float
-    reported_on: Date | None
-    url: str | None
+    model_name: str = strawberry.field(description="The model, named as the lab names it.")
+    score: float = strawberry.field(description="The score the lab reported.")
+    reported_on: Date | None = strawberry.field(description="When the model card was published.")
+    url: str | None = strawberry.field(description="The model card or launch post.")
 
 
 @strawberry.type(description="The model-card reports found for one benchmark.")
 class ModelCardReports:
-    total_count: int
-    nodes: list[ModelCardReport]
+    total_count: int = strawberry.field(description="How many reports were found.")
+    nodes: list[ModelCardReport] = strawberry.field(description="The reports.")
 
 
 @strawberry.type(
@@ -71,29 +71,27 @@ class ModelCardReports:
         "benchmarks whose `parent` it is, and its own leaderboard keeps combined scores."
     )
 )
-class Benchmark(relay.Node):
+class Benchmark(SlugNode):
     slug: str = strawberry.field(description="Stable URL slug; never reused.")
 
-    @classmethod
-    def resolve_id(cls, root: Self, *, info: strawberry.Info) -> str:
-        return root.slug
-
-    name: str
+    name: str = strawberry.field(description="Its name as the site shows it.")
     description: str | None = strawberry.field(
         description="What the tasks are and how the score is computed."
     )
     note: str | None = strawberry.field(
         description="An editorial note shown with the benchmark, e.g. on a parent record."
     )
-    metric: Metric
+    metric: Metric = strawberry.field(description="What the score measures, and its unit.")
     made_by: Lab | None = strawberry.field(description="The lab that made the benchmark.")
     released_on: YearMonth | None = strawberry.field(description="Release month.")
-    kind: Kind | None
-    level: Level | None
-    scoring: Scoring | None
-    answer_format: AnswerFormat | None
-    task_availability: TaskAvailability | None
-    status: Status
+    kind: Kind | None = strawberry.field(description="What it mainly exercises; null if unknown.")
+    level: Level | None = strawberry.field(description="How hard its tasks are; null if unknown.")
+    scoring: Scoring | None = strawberry.field(description="How answers are scored.")
+    answer_format: AnswerFormat | None = strawberry.field(description="The form answers take.")
+    task_availability: TaskAvailability | None = strawberry.field(
+        description="Whether its tasks are published."
+    )
+    status: Status = strawberry.field(description="In use, or saturated or retired.")
     ceiling: float | None = strawberry.field(
         description=(
             "The highest score the benchmark can meaningfully show (label noise, ambiguous "

@@ -9,8 +9,8 @@ from store.documents import LabDoc
 
 @strawberry.type(description="An AI lab: it makes models and benchmarks.")
 class Lab:
-    slug: str
-    name: str
+    slug: str = strawberry.field(description="Stable URL slug, e.g. `qwen`.")
+    name: str = strawberry.field(description="E.g. `Qwen`.")
 
     @classmethod
     def from_doc(cls, doc: LabDoc | None) -> Self | None:

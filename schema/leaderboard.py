@@ -55,10 +55,10 @@ class LeaderboardRow:
 @strawberry.type(description="One stored result, a dot on the scores-over-time chart.")
 class ScorePoint:
     date: Date | None = strawberry.field(description="When the result was published.")
-    score: float
+    score: float = strawberry.field(description="The score as published.")
     model_name: str = strawberry.field(description="Named as on the leaderboard's rows.")
-    tracked: bool
-    setting: str | None
+    tracked: bool = strawberry.field(description="Whether the model is one we track.")
+    setting: str | None = strawberry.field(description="The setting it ran with.")
 
     @classmethod
     def from_point(cls, point: rules.ScorePoint) -> Self:

@@ -4,12 +4,12 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Annotated, Self
 
 import strawberry
-from strawberry import relay
 
 from resolvers import leaderboard as rules
 from resolvers.tracking import model_keys
 from schema.context import Context
 from schema.lab import Lab
+from schema.node import SlugNode
 from store.documents import ModelDoc, YearMonth
 
 if TYPE_CHECKING:
@@ -18,10 +18,12 @@ if TYPE_CHECKING:
 
 @strawberry.type(description="Where a model we track stands on one benchmark's leaderboard.")
 class ModelResult:
-    benchmark: Annotated["Benchmark", strawberry.lazy("schema.benchmark")]
+    benchmark: Annotated["Benchmark", strawberry.lazy("schema.benchmark")] = strawberry.field(
+        description="The benchmark."
+    )
     rank: int = strawberry.field(description="Its place on that leaderboard (its best row).")
-    score: float
-    setting: str | None
+    score: float = strawberry.field(description="Its best score there, as published.")
+    setting: str | None = strawberry.field(description="The setting of that best score.")
     leads: bool = strawberry.field(description="Whether it tops that leaderboard.")
     leads_tracked_models: bool = strawberry.field(
         description="Whether it is the best of the models we track there (the named leader)."
@@ -34,18 +36,14 @@ class ModelResult:
         "names their own way; `aliases` lists the spellings that map to this model."
     )
 )
-class Model(relay.Node):
+class Model(SlugNode):
     slug: str = strawberry.field(description="Stable URL slug; never reused.")
 
-    @classmethod
-    def resolve_id(cls, root: Self, *, info: strawberry.Info) -> str:
-        return root.slug
-
-    name: str
+    name: str = strawberry.field(description="The almanac's name for it, e.g. `Qwen-14B`.")
     aliases: list[str] = strawberry.field(
         description="Other names leaderboards use for it; matched ignoring case and spaces."
     )
-    lab: Lab | None
+    lab: Lab | None = strawberry.field(description="The lab that made it.")
     released_on: YearMonth | None = strawberry.field(description="Release month.")
     capability_index_rank: int | None = strawberry.field(
         description="Its rank on the almanac's capability index (1 is strongest), if ranked."

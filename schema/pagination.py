@@ -19,16 +19,18 @@ _CURSOR_PREFIX = "offset:"
 
 @strawberry.type(description="Where a page sits in the whole list (Relay cursor connections).")
 class PageInfo:
-    has_next_page: bool
-    has_previous_page: bool
-    start_cursor: str | None
-    end_cursor: str | None
+    has_next_page: bool = strawberry.field(description="Whether items follow this page.")
+    has_previous_page: bool = strawberry.field(description="Whether items precede this page.")
+    start_cursor: str | None = strawberry.field(description="The first item's cursor.")
+    end_cursor: str | None = strawberry.field(
+        description="The last item's cursor: pass it as `after` for the next page."
+    )
 
 
 @strawberry.type(description="An item of a connection with its cursor.")
 class Edge(Generic[T]):
-    cursor: str
-    node: T
+    cursor: str = strawberry.field(description="Pass as `after` to continue after this item.")
+    node: T = strawberry.field(description="The item.")
 
 
 @strawberry.type(
@@ -39,9 +41,9 @@ class Edge(Generic[T]):
 )
 class Connection(Generic[T]):
     total_count: int = strawberry.field(description="How many items the whole list holds.")
-    nodes: list[T]
-    edges: list[Edge[T]]
-    page_info: PageInfo
+    nodes: list[T] = strawberry.field(description="The items of this page, in order.")
+    edges: list[Edge[T]] = strawberry.field(description="The items with their cursors.")
+    page_info: PageInfo = strawberry.field(description="Where this page sits in the list.")
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ from store.queries import BenchmarkFilter
 )
 class BenchmarkFilterInput:
     category: str | None = strawberry.field(default=None, description="A category slug.")
-    status: Status | None = None
-    kind: Kind | None = None
+    status: Status | None = strawberry.field(default=None, description="Its status.")
+    kind: Kind | None = strawberry.field(default=None, description="Its kind.")
     lab: str | None = strawberry.field(default=None, description="Slug of the lab that made it.")
     search: str | None = strawberry.field(
         default=None, description="Part of the name, ignoring case."
@@ -43,7 +43,12 @@ class ModelCardCoverage:
     labs_read: int = strawberry.field(description="Labs those launch posts come from.")
 
 
-@strawberry.type
+@strawberry.type(
+    description=(
+        "The Benchmark Almanac: AI benchmarks, their leaderboards, and the models we track. "
+        "Start from `benchmark(slug:)` for one page, `benchmarks` for the catalog, or `model`."
+    )
+)
 class Query:
     @strawberry.field(description="A benchmark by its slug; null if there is none.")
     async def benchmark(self, info: strawberry.Info[Context], slug: str) -> Benchmark | None:
