@@ -1,12 +1,9 @@
 """The errors a client can see: each has a code in `extensions.code`, defined here once."""
 
-import logging
 from collections.abc import Iterator
 
 from graphql import GraphQLError, GraphQLSyntaxError
 from strawberry.extensions import SchemaExtension
-
-log = logging.getLogger("almanac.errors")
 
 GRAPHQL_PARSE_FAILED = "GRAPHQL_PARSE_FAILED"
 GRAPHQL_VALIDATION_FAILED = "GRAPHQL_VALIDATION_FAILED"

@@ -44,7 +44,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         limit = self.settings.max_body_bytes
         too_large = (
             f"The request body is larger than this server accepts ({limit} bytes). "
-            "Send large documents as a persisted query, or split the request."
+            "Send a smaller request."
         )
         declared = _content_length(scope)
         if declared is not None and declared > limit:
