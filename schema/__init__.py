@@ -9,12 +9,13 @@ from strawberry.schema.config import StrawberryConfig
 from strawberry.types.execution import ExecutionContext
 
 from schema.caching import MarkReusable
-from schema.context import Context, new_context
+from schema.context import Context, Identity, new_context
 from schema.errors import ValidationErrorCodes, is_unexpected
+from schema.mutation import Mutation
 from schema.query import Query
 from schema.scalars import SCALARS
 
-__all__ = ["Context", "new_context", "schema"]
+__all__ = ["Context", "Identity", "new_context", "schema"]
 
 log = logging.getLogger("almanac.errors")
 
@@ -31,6 +32,7 @@ class AlmanacSchema(strawberry.Schema):
 
 schema = AlmanacSchema(
     query=Query,
+    mutation=Mutation,
     config=StrawberryConfig(scalar_map=SCALARS),
     extensions=[
         lambda: ParserCache(maxsize=256),

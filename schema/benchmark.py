@@ -9,15 +9,18 @@ import strawberry
 
 from resolvers import family as family_rules
 from resolvers import leaderboard as rules
+from resolvers.history import changes_by_read, results_ever_recorded
 from resolvers.tracking import TrackedModels
 from schema.context import Context
 from schema.enums import AnswerFormat, Kind, Level, MetricUnit, Scoring, Status, TaskAvailability
+from schema.history import LeaderboardRead
 from schema.lab import Lab
 from schema.leaderboard import LeaderboardRow, ScorePoint
 from schema.model import Model
 from schema.node import SlugNode
 from schema.pagination import Connection, connection, page
-from store.documents import BenchmarkDoc, CategoryCountDoc, Date, YearMonth
+from schema.revision import Revised
+from store.documents import BenchmarkDoc, CategoryCountDoc, Date, ReadDoc, YearMonth
 from store.queries import Neighbourhood
 
 E = TypeVar("E", bound=Enum)
@@ -71,7 +74,7 @@ class ModelCardReports:
         "benchmarks whose `parent` it is, and its own leaderboard keeps combined scores."
     )
 )
-class Benchmark(SlugNode):
+class Benchmark(SlugNode, Revised):
     slug: str = strawberry.field(description="Stable URL slug; never reused.")
 
     name: str = strawberry.field(description="Its name as the site shows it.")
@@ -92,6 +95,12 @@ class Benchmark(SlugNode):
         description="Whether its tasks are published."
     )
     status: Status = strawberry.field(description="In use, or saturated or retired.")
+    prominence: int = strawberry.field(
+        description="Editorial order within its category: higher is shown first."
+    )
+    track_position: int | None = strawberry.field(
+        description="Its place among its parent's tracks (1 first); null if not a track."
+    )
     ceiling: float | None = strawberry.field(
         description=(
             "The highest score the benchmark can meaningfully show (label noise, ambiguous "
@@ -119,7 +128,7 @@ class Benchmark(SlugNode):
             note=doc["note"],
             metric=Metric(
                 name=metric["name"],
-                unit=MetricUnit(metric["unit"]),
+                unit=MetricUnit[metric["unit"]],
                 higher_is_better=metric["higher_is_better"],
             ),
             made_by=Lab.from_doc(doc["made_by"]),
@@ -129,10 +138,15 @@ class Benchmark(SlugNode):
             scoring=_maybe(Scoring, doc["scoring"]),
             answer_format=_maybe(AnswerFormat, doc["answer_format"]),
             task_availability=_maybe(TaskAvailability, doc["task_availability"]),
-            status=Status(doc["status"]),
+            status=Status[doc["status"]],
+            prominence=doc["prominence"],
+            track_position=doc["track_position"],
             ceiling=doc["ceiling"],
             source=None if source is None else Source(name=source["name"], url=source["url"]),
             scores_refreshed_on=doc["scores_refreshed_on"],
+            revision=doc["revision"],
+            updated_at=doc["updated_at"],
+            updated_by=doc["updated_by"],
             doc=doc,
             tracked=tracked,
             neighbourhood=neighbourhood,
@@ -201,13 +215,34 @@ class Benchmark(SlugNode):
 
     @strawberry.field(
         description=(
-            "Every stored result, one point each and oldest first: a model tested at several "
-            "settings appears more than once."
+            "Every result the almanac has recorded for it, in any read, one point each and "
+            "oldest first: a model tested at several settings, or re-scored in a later read, "
+            "appears more than once. A row read again with the same score is the same point."
         )
     )
-    def scores_over_time(self) -> list[ScorePoint]:
-        points = rules.scores_over_time(self.doc["entries"], tracked=self.tracked)
+    async def scores_over_time(self, info: strawberry.Info[Context]) -> list[ScorePoint]:
+        history = await self._history(info)
+        results = results_ever_recorded(history)
+        tracked = await info.context.loaders.tracked_models_of_entries(results, self.tracked)
+        points = rules.scores_over_time(results, tracked=tracked)
         return [ScorePoint.from_point(point) for point in points]
+
+    @strawberry.field(
+        description=(
+            "Every read of its leaderboard, newest first: when, by whom, and what changed."
+        )
+    )
+    async def reads(
+        self, info: strawberry.Info[Context], first: int = 20, after: str | None = None
+    ) -> Connection[LeaderboardRead]:
+        at = page(first, after)
+        history = await self._history(info)
+        newest_first = list(zip(history, changes_by_read(history), strict=True))[::-1]
+        return connection(
+            [LeaderboardRead.from_read(read, changes) for read, changes in at.of(newest_first)],
+            at=at,
+            total_count=len(history),
+        )
 
     @strawberry.field(description="Headline results labs reported for it in model cards.")
     def model_card_reports(self) -> ModelCardReports:
@@ -265,6 +300,13 @@ class Benchmark(SlugNode):
             total_count=len(ordered),
         )
 
+    async def _history(self, info: strawberry.Info[Context]) -> list[ReadDoc]:
+        """Its reads, oldest first; loaded when this document came without them."""
+        if "history" not in self.doc:
+            whole = await info.context.loaders.benchmark_by_slug.load(self.slug)
+            return [] if whole is None else whole.get("history", [])
+        return self.doc["history"]
+
     async def _neighbourhood(self, info: strawberry.Info[Context]) -> Neighbourhood:
         if self.neighbourhood is None:
             key = (self.doc["parent"] or self.doc["slug"], self.doc["category"]["slug"])
@@ -279,4 +321,4 @@ async def benchmarks_from_docs(context: Context, docs: list[BenchmarkDoc]) -> li
 
 
 def _maybe(enum: type[E], stored: str | None) -> E | None:
-    return None if stored is None else enum(stored)
+    return None if stored is None else enum[stored]

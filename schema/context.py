@@ -1,14 +1,14 @@
 """What each request carries: the store and its DataLoaders, so a page costs a fixed
 number of round trips however many rows or siblings it shows."""
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from strawberry.dataloader import DataLoader
 
 from resolvers.tracking import index_by_key, model_key
-from store.documents import BenchmarkDoc, ModelDoc
+from store.documents import BenchmarkDoc, EntryDoc, ModelDoc
 from store.queries import Neighbourhood, Store
 
 FamilyAndCategory = tuple[str, str]
@@ -65,9 +65,30 @@ class Loaders:
 
     async def tracked_models(self, docs: Iterable[BenchmarkDoc]) -> dict[str, ModelDoc]:
         """The tracked models named by the entries of these benchmarks, by lookup key."""
-        keys = list({model_key(entry["model_name"]) for doc in docs for entry in doc["entries"]})
+        return await self.tracked_models_of_entries(
+            [entry for doc in docs for entry in doc["entries"]], {}
+        )
+
+    async def tracked_models_of_entries(
+        self, entries: Iterable[EntryDoc], known: Mapping[str, ModelDoc]
+    ) -> dict[str, ModelDoc]:
+        """The tracked models named by these entries, by lookup key (adding to `known`)."""
+        keys = list({model_key(entry["model_name"]) for entry in entries} - set(known))
         models = await self.model_by_key.load_many(keys)
-        return {key: model for key, model in zip(keys, models, strict=True) if model is not None}
+        found = {key: model for key, model in zip(keys, models, strict=True) if model is not None}
+        return {**known, **found}
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who a request comes from: the name and scope of the API key it carries."""
+
+    name: str
+    scope: str
+
+    @property
+    def is_admin(self) -> bool:
+        return self.scope == "admin"
 
 
 @dataclass
@@ -75,9 +96,14 @@ class Context:
     store: Store
     loaders: Loaders
     request: Any = None
+    identity: Identity | None = None
     # Set after execution: whether the answer may be reused (see schema.caching).
     reusable: bool = False
 
+    def forget_loaded(self) -> None:
+        """Drop what the loaders hold, after a write changed it."""
+        self.loaders = Loaders(self.store)
 
-def new_context(store: Store, request: Any = None) -> Context:
-    return Context(store=store, loaders=Loaders(store), request=request)
+
+def new_context(store: Store, request: Any = None, identity: Identity | None = None) -> Context:
+    return Context(store=store, loaders=Loaders(store), request=request, identity=identity)

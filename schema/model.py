@@ -10,6 +10,7 @@ from resolvers.tracking import model_keys
 from schema.context import Context
 from schema.lab import Lab
 from schema.node import SlugNode
+from schema.revision import Revised
 from store.documents import ModelDoc, YearMonth
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ class ModelResult:
         "names their own way; `aliases` lists the spellings that map to this model."
     )
 )
-class Model(SlugNode):
+class Model(SlugNode, Revised):
     slug: str = strawberry.field(description="Stable URL slug; never reused.")
 
     name: str = strawberry.field(description="The almanac's name for it, e.g. `Qwen-14B`.")
@@ -60,6 +61,9 @@ class Model(SlugNode):
             lab=Lab.from_doc(doc["lab"]),
             released_on=doc["released_on"],
             capability_index_rank=doc["capability_index_rank"],
+            revision=doc["revision"],
+            updated_at=doc["updated_at"],
+            updated_by=doc["updated_by"],
             doc=doc,
         )
 

@@ -2,24 +2,35 @@
 
 import re
 from collections.abc import Callable
+from datetime import datetime
 
 import strawberry
 from strawberry.types.scalar import ScalarDefinition
 
 from schema.errors import BadUserInput
-from store.documents import Date, YearMonth
+from store.documents import Date, DateTime, YearMonth
 
 _DATE = re.compile(r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$")
 _YEAR_MONTH = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
+_DATE_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
 
 
 def _parse_with(pattern: re.Pattern[str], shape: str) -> Callable[[object], str]:
     def parse(value: object) -> str:
-        if not isinstance(value, str) or not pattern.match(value):
-            raise BadUserInput(f"Expected a date as {shape}, got {value!r}.")
+        if not isinstance(value, str) or not pattern.match(value) or not _real(value):
+            raise BadUserInput(f"Expected a real date as {shape}, got {value!r}.")
         return value
 
     return parse
+
+
+def _real(value: str) -> bool:
+    """Whether a well-shaped date names a day that exists (no 2026-02-30)."""
+    try:
+        datetime.fromisoformat(value if len(value) != 7 else value + "-01")
+    except ValueError:
+        return False
+    return True
 
 
 SCALARS: dict[object, ScalarDefinition] = {
@@ -34,5 +45,11 @@ SCALARS: dict[object, ScalarDefinition] = {
         description="A month of a year, `YYYY-MM` (for example `2023-09`): releases have no day.",
         serialize=str,
         parse_value=_parse_with(_YEAR_MONTH, "YYYY-MM"),
+    ),
+    DateTime: strawberry.scalar(
+        name="DateTime",
+        description="An instant in UTC, ISO 8601 to the second (`2026-11-12T09:30:00Z`).",
+        serialize=str,
+        parse_value=_parse_with(_DATE_TIME, "YYYY-MM-DDTHH:MM:SSZ"),
     ),
 }

@@ -11,7 +11,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from editing.importer import seed
 from schema import schema
+from server.api_keys import create_key
 from server.errors import http_error
 from server.graphiql import asset_endpoint
 from server.graphql_view import AlmanacGraphQL
@@ -24,6 +26,7 @@ from store.queries import Store
 log = logging.getLogger("almanac")
 
 READY_TIMEOUT_SECONDS = 2.0
+EMBEDDED_ADMIN_KEY_NAME = "embedded-admin"
 
 
 def create_app(settings: Settings, store: Store | None = None) -> Starlette:
@@ -36,8 +39,7 @@ def create_app(settings: Settings, store: Store | None = None) -> Starlette:
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         if store is None:
-            app.state.store = connect(settings.mongodb_uri, settings.mongodb_database)
-            log.info("Benchmark Almanac API on %s", await prepare(app.state.store))
+            app.state.store = await open_store(settings)
         opened: Store = app.state.store
         following = None
         if not opened.embedded:
@@ -58,6 +60,25 @@ def create_app(settings: Settings, store: Store | None = None) -> Starlette:
     )
     app.state.store = store
     return app
+
+
+async def open_store(settings: Settings) -> Store:
+    """The configured store, with its indexes; the embedded one filled and given a key."""
+    opened = connect(settings.mongodb_uri, settings.mongodb_database)
+    await prepare(opened)
+    if not opened.embedded:
+        log.info("Benchmark Almanac API on MongoDB database '%s'", opened.db.name)
+        return opened
+    summary = await seed(opened)
+    log.info(
+        "Benchmark Almanac API on the embedded in-process store (no ALMANAC_MONGODB_URI set; "
+        "data lives only in this process), loaded with the bundled dataset: %s",
+        summary.describe(),
+    )
+    # Keys made with the CLI live in a database this process cannot see: make one here.
+    key = await create_key(opened, EMBEDDED_ADMIN_KEY_NAME, "admin")
+    log.warning("Admin API key for this process only (its data is lost on exit): %s", key)
+    return opened
 
 
 def app_from_environment() -> Starlette:

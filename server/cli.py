@@ -1,17 +1,30 @@
-"""The `almanac` command: serve the API, seed a MongoDB, export the schema."""
+"""The `almanac` command: serve the API; seed, import into and export a MongoDB; manage API
+keys; export the schema."""
 
 import asyncio
+import getpass
+import json
 import logging
+import sys
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeVar
 
 import click
 import uvicorn
 
+from editing.changes import Stamp
+from editing.dataset import export_dataset, read_dataset
+from editing.errors import InvalidInput
+from editing.importer import ImportSummary, import_dataset, item_count, seed
 from schema import schema
+from server.api_keys import SCOPES, create_key, revoke_key
 from server.settings import Settings
-from store.client import connect
-from store.indexes import ensure_indexes
-from store.seed import load_bundled_dataset, seed
+from store.client import connect, prepare
+from store.queries import Store
+
+T = TypeVar("T")
 
 SCHEMA_FILE = Path("schema.graphql")
 
@@ -45,25 +58,107 @@ def serve(host: str, port: int, workers: int) -> None:
     )
 
 
-@main.command("seed", help="Load the bundled dataset into the configured MongoDB (idempotent).")
-def seed_database() -> None:
-    settings = Settings()
+def open_database(settings: Settings) -> Store:
+    """The configured MongoDB. The CLI's changes must outlive it, so it needs a real one."""
     if not settings.mongodb_uri:
         raise click.UsageError(
-            "Set ALMANAC_MONGODB_URI to the MongoDB to seed. (Without it the API serves an "
-            "embedded store that it seeds by itself at start-up.)"
+            "Set ALMANAC_MONGODB_URI to the MongoDB to work on. (Without it the API serves an "
+            "embedded store that lives inside its own process, and makes its own admin key.)"
         )
+    return connect(settings.mongodb_uri, settings.mongodb_database)
 
-    async def run() -> None:
-        store = connect(settings.mongodb_uri, settings.mongodb_database)
-        await ensure_indexes(store.db)
-        summary = await seed(store, load_bundled_dataset())
-        click.echo(
-            f"Seeded '{settings.mongodb_database}': {summary.created} created, "
-            f"{summary.updated} updated, {summary.unchanged} unchanged."
-        )
 
-    asyncio.run(run())
+def run_on_database(work: Callable[[Store], Awaitable[T]]) -> T:
+    async def run() -> T:
+        store = open_database(Settings())
+        await prepare(store)
+        return await work(store)
+
+    return asyncio.run(run())
+
+
+@main.command("seed", help="Load the bundled dataset into the configured MongoDB (idempotent).")
+def seed_database() -> None:
+    summary = run_on_database(seed)
+    click.echo(f"Seeded: {summary.describe()}.")
+
+
+@main.group(help="Create, list and revoke API keys (`Authorization: Bearer <key>`).")
+def keys() -> None:
+    pass
+
+
+@keys.command("create", help="Create a key and print it: its secret is shown only this once.")
+@click.option("--name", required=True, help="Who or what uses the key; recorded with changes.")
+@click.option("--scope", type=click.Choice(SCOPES), required=True, help="admin may write.")
+def create_api_key(name: str, scope: str) -> None:
+    try:
+        key = run_on_database(lambda store: create_key(store, name, scope))
+    except ValueError as error:
+        raise click.UsageError(str(error)) from error
+    click.echo(key)
+    click.echo(f"Key {name!r} ({scope}) created. Keep it safe: it cannot be shown again.", err=True)
+
+
+@keys.command("list", help="List keys: name, scope, created, revoked (never secrets).")
+def list_api_keys() -> None:
+    for doc in run_on_database(lambda store: store.api_keys()):
+        revoked = f"revoked {doc['revoked_at']}" if doc["revoked_at"] else "in force"
+        click.echo(f"{doc['name']}\t{doc['scope']}\tcreated {doc['created_at']}\t{revoked}")
+
+
+@keys.command("revoke", help="Revoke a key by name: it stops working on the next request.")
+@click.argument("name")
+def revoke_api_key(name: str) -> None:
+    if not run_on_database(lambda store: revoke_key(store, name)):
+        raise click.ClickException(f"No key named {name!r} is in force.")
+    click.echo(f"Key {name!r} revoked.")
+
+
+@main.command("import", help="Import a JSON (everything) or CSV (leaderboard rows) file.")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--dry-run", is_flag=True, help="Check and report what would change; write nothing.")
+@click.option(
+    "--by",
+    default=lambda: f"cli:{getpass.getuser()}",
+    show_default="cli:<user>",
+    help="Who the changes are recorded as.",
+)
+def import_file(file: Path, dry_run: bool, by: str) -> None:
+    try:
+        dataset = read_dataset(file)
+    except InvalidInput as error:
+        raise click.ClickException(f"{file} cannot be imported: {error}") from error
+
+    async def work(store: Store) -> ImportSummary:
+        with click.progressbar(
+            length=item_count(dataset), label="Importing", file=sys.stderr
+        ) as progress:
+            return await import_dataset(
+                store,
+                dataset,
+                Stamp(by=by, at=datetime.now(UTC)),
+                dry_run=dry_run,
+                advance=lambda: progress.update(1),
+            )
+
+    summary = run_on_database(work)
+    for outcome in summary.outcomes:
+        if outcome.result != "unchanged":
+            reason = f": {outcome.reason}" if outcome.reason else ""
+            click.echo(f"{outcome.result:9} {outcome.section} {outcome.key}{reason}")
+    verb = "Would import (dry run, nothing written)" if dry_run else "Imported"
+    click.echo(f"{verb}: {summary.describe()}.")
+    if summary.rejected:
+        raise SystemExit(1)
+
+
+@main.command("export", help="Write everything to FILE, in the import format (JSON).")
+@click.argument("file", type=click.Path(dir_okay=False, writable=True, path_type=Path))
+def export_file(file: Path) -> None:
+    dataset = run_on_database(export_dataset)
+    file.write_text(json.dumps(dataset, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    click.echo(f"Exported {len(dataset['benchmarks'])} benchmarks to {file}.")
 
 
 @main.command("export-schema", help="Write the schema's SDL (to schema.graphql by default).")

@@ -8,6 +8,7 @@ from server.json import encode_json
 
 HTTP_ERROR_CODES = {
     400: "BAD_REQUEST",
+    401: "UNAUTHENTICATED",
     404: "NOT_FOUND",
     405: "METHOD_NOT_ALLOWED",
     406: "NOT_ACCEPTABLE",

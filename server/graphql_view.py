@@ -15,6 +15,7 @@ from strawberry.types import ExecutionResult
 
 from schema import Context, new_context
 from schema.errors import with_code
+from server.api_keys import InvalidCredentials, authenticate
 from server.errors import http_error
 from server.graphiql import graphiql_page
 from server.json import encode_json
@@ -52,7 +53,14 @@ class AlmanacGraphQL(GraphQL[Context, None]):
             return
         request = Request(scope, _limited(receive, limit))
         try:
+            request.state.identity = await authenticate(
+                request.app.state.store, request.headers.get("authorization")
+            )
             response = await self.answer(request)
+        except InvalidCredentials as error:
+            response = http_error(
+                401, str(error), headers={"WWW-Authenticate": 'Bearer realm="almanac"'}
+            )
         except HTTPException as error:
             response = http_error(error.status_code, error.reason)
         except BodyTooLarge:
@@ -90,7 +98,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
             raise
 
     async def get_context(self, request: Any, response: Any) -> Context:
-        context = new_context(request.app.state.store, request)
+        context = new_context(request.app.state.store, request, request.state.identity)
         request.state.context = context
         return context
 

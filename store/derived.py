@@ -4,13 +4,24 @@ They are derived on every write from the data itself, never edited on their own.
 """
 
 from resolvers.tracking import model_key, model_keys
-from store.documents import BenchmarkDoc, ModelDoc
+from store.documents import BenchmarkDoc, EntryDoc, ModelDoc
 
 
 def with_benchmark_keys(doc: BenchmarkDoc) -> BenchmarkDoc:
-    """The benchmark with its family root and each entry's model lookup key."""
-    entries = [{**entry, "model_key": model_key(entry["model_name"])} for entry in doc["entries"]]
-    return {**doc, "family": doc["parent"] or doc["slug"], "entries": entries}  # type: ignore[typeddict-item]
+    """The benchmark with its family root, and its current leaderboard (the last read's rows,
+    each with its model lookup key) and the date of that read."""
+    history = doc.get("history", [])
+    latest = history[-1] if history else None
+    entries: list[EntryDoc] = [
+        {**entry, "model_key": model_key(entry["model_name"])}
+        for entry in (latest["entries"] if latest else [])
+    ]
+    return {
+        **doc,
+        "family": doc["parent"] or doc["slug"],
+        "entries": entries,
+        "scores_refreshed_on": latest["read_on"] if latest else None,
+    }
 
 
 def with_model_keys(doc: ModelDoc) -> ModelDoc:

@@ -8,6 +8,9 @@ Date = NewType("Date", str)
 YearMonth = NewType("YearMonth", str)
 """A month, stored as `YYYY-MM` (release dates have no day)."""
 
+DateTime = NewType("DateTime", str)
+"""An instant, stored as ISO 8601 in UTC to the second: `2026-11-12T09:30:00Z`."""
+
 
 class LabDoc(TypedDict):
     slug: str
@@ -43,6 +46,16 @@ class EntryDoc(TypedDict):
     model_key: NotRequired[str]
 
 
+class ReadDoc(TypedDict):
+    """One read of a benchmark's leaderboard from its source: kept forever, in order."""
+
+    revision: int
+    read_on: Date
+    recorded_by: str
+    recorded_at: DateTime
+    entries: list[EntryDoc]
+
+
 class ModelCardReportDoc(TypedDict):
     model_name: str
     score: float
@@ -73,6 +86,12 @@ class BenchmarkDoc(TypedDict):
     scores_refreshed_on: Date | None
     entries: list[EntryDoc]
     model_card_reports: list[ModelCardReportDoc]
+    # Every read of the leaderboard, oldest first; `entries` is the last one's. Left out of
+    # reads that only need the current leaderboard.
+    history: NotRequired[list[ReadDoc]]
+    revision: int
+    updated_by: str
+    updated_at: DateTime
     # Slug of the family's root (the parent, or the benchmark itself), kept by the store
     # so a benchmark's parent and tracks come back with it in one query.
     family: NotRequired[str]
@@ -85,6 +104,9 @@ class ModelDoc(TypedDict):
     lab: LabDoc | None
     released_on: YearMonth | None
     capability_index_rank: int | None
+    revision: int
+    updated_by: str
+    updated_at: DateTime
     # Lookup keys of the name and every alias, kept by the store (unique across models).
     keys: NotRequired[list[str]]
 
@@ -98,3 +120,14 @@ class CategoryCountDoc(TypedDict):
     slug: str
     name: str
     benchmark_count: int
+
+
+class ApiKeyDoc(TypedDict):
+    """An API key: only a hash of its secret is kept."""
+
+    key_id: str
+    name: str
+    scope: str
+    secret_sha256: str
+    created_at: str
+    revoked_at: str | None

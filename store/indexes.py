@@ -21,6 +21,17 @@ MODEL_INDEXES = [
 ]
 
 
+SLUG_INDEXES = [IndexModel([("slug", ASCENDING)], unique=True, name="slug_unique")]
+
+API_KEY_INDEXES = [
+    IndexModel([("key_id", ASCENDING)], unique=True, name="key_id_unique"),
+    IndexModel([("name", ASCENDING)], unique=True, name="name_unique"),
+]
+
+
 async def ensure_indexes(db: Any) -> None:
     await db.benchmarks.create_indexes(BENCHMARK_INDEXES)
     await db.models.create_indexes(MODEL_INDEXES)
+    await db.labs.create_indexes(SLUG_INDEXES)
+    await db.categories.create_indexes(SLUG_INDEXES)
+    await db.api_keys.create_indexes(API_KEY_INDEXES)

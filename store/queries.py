@@ -1,17 +1,37 @@
-"""Every read the API makes, one method per database round trip."""
+"""Every read and write the API makes, one method per database round trip."""
 
 import re
 from dataclasses import dataclass
 from typing import Any
 
+from pymongo.errors import DuplicateKeyError
+
 from store.changes import DataVersion
-from store.documents import BenchmarkDoc, CategoryCountDoc, ModelDoc, SiteFiguresDoc
+from store.documents import (
+    ApiKeyDoc,
+    BenchmarkDoc,
+    CategoryCountDoc,
+    CategoryDoc,
+    LabDoc,
+    ModelDoc,
+    SiteFiguresDoc,
+)
 
 SITE_FIGURES_ID = "model_card_coverage"
+PROVENANCE_ID = "provenance"
 
 # The fields a catalog listing sorts and filters on: everything but the embedded results.
-SUMMARY_PROJECTION = {"_id": 0, "entries": 0, "model_card_reports": 0}
+SUMMARY_PROJECTION = {"_id": 0, "entries": 0, "model_card_reports": 0, "history": 0}
 NO_ID = {"_id": 0}
+WITHOUT_HISTORY = {"_id": 0, "history": 0}
+
+
+class AlreadyExists(Exception):
+    """A document with the same unique key (a slug, a name, an alias) is already stored."""
+
+    def __init__(self, key: dict[str, Any]) -> None:
+        super().__init__(f"already stored: {key}")
+        self.key = key
 
 
 @dataclass(frozen=True)
@@ -64,12 +84,41 @@ class Store:
         self.version.bump()
         return "created" if result.upserted_id is not None else "updated"
 
+    async def insert(self, collection: str, doc: Any) -> None:
+        """Store a new document; `AlreadyExists` if a unique index already holds its key."""
+        try:
+            await self.db[collection].insert_one(dict(doc))
+        except DuplicateKeyError as error:
+            raise AlreadyExists((error.details or {}).get("keyValue") or {}) from error
+        self.version.bump()
+
+    async def replace_at_revision(
+        self, collection: str, slug: str, revision: int, doc: Any
+    ) -> bool:
+        """Replace the document `slug` if it is still at `revision`; False if it moved on.
+
+        The condition and the write are one atomic operation: of two writers that read the
+        same revision, exactly one succeeds.
+        """
+        try:
+            result = await self.db[collection].replace_one(
+                {"slug": slug, "revision": revision}, doc
+            )
+        except DuplicateKeyError as error:
+            raise AlreadyExists((error.details or {}).get("keyValue") or {}) from error
+        if not result.matched_count:
+            return False
+        self.version.bump()
+        return True
+
     async def ping(self) -> None:
         await self.db.command("ping")
 
+    async def documents_by_slugs(self, collection: str, slugs: list[str]) -> list[Any]:
+        return await self._by_slugs(collection, slugs)
+
     async def benchmarks_by_slugs(self, slugs: list[str]) -> list[BenchmarkDoc]:
-        cursor = self.db.benchmarks.find({"slug": {"$in": slugs}}, NO_ID)
-        return list(await cursor.to_list(None))
+        return await self._by_slugs("benchmarks", slugs)
 
     async def benchmark_with_neighbourhood(
         self, slug: str
@@ -80,6 +129,8 @@ class Store:
             {"$project": NO_ID},
             {"$lookup": _lookup("family", "family_members")},
             {"$lookup": _lookup("category.slug", "category_members")},
+            # The neighbours' histories are not shown on the page; leave them in the database.
+            {"$project": {"family_members.history": 0, "category_members.history": 0}},
         ]
         found = await self.db.benchmarks.aggregate(pipeline).to_list(None)
         if not found:
@@ -93,10 +144,10 @@ class Store:
         self, families: list[str], categories: list[str]
     ) -> list[BenchmarkDoc]:
         query = {"$or": [{"family": {"$in": families}}, {"category.slug": {"$in": categories}}]}
-        return list(await self.db.benchmarks.find(query, NO_ID).to_list(None))
+        return list(await self.db.benchmarks.find(query, WITHOUT_HISTORY).to_list(None))
 
     async def benchmarks_with_model_keys(self, keys: list[str]) -> list[BenchmarkDoc]:
-        cursor = self.db.benchmarks.find({"entries.model_key": {"$in": keys}}, NO_ID)
+        cursor = self.db.benchmarks.find({"entries.model_key": {"$in": keys}}, WITHOUT_HISTORY)
         return list(await cursor.to_list(None))
 
     async def benchmark_summaries(self, where: BenchmarkFilter) -> list[BenchmarkDoc]:
@@ -125,15 +176,52 @@ class Store:
         return list(await self.db.models.find({"keys": {"$in": keys}}, NO_ID).to_list(None))
 
     async def models_by_slugs(self, slugs: list[str]) -> list[ModelDoc]:
-        return list(await self.db.models.find({"slug": {"$in": slugs}}, NO_ID).to_list(None))
+        return await self._by_slugs("models", slugs)
 
     async def models(self) -> list[ModelDoc]:
         """The whole curated list."""
         return list(await self.db.models.find({}, NO_ID).to_list(None))
 
+    async def benchmarks(self) -> list[BenchmarkDoc]:
+        """Every benchmark, whole (for export)."""
+        return list(await self.db.benchmarks.find({}, NO_ID).sort("slug").to_list(None))
+
+    async def _by_slugs(self, collection: str, slugs: list[str]) -> list[Any]:
+        cursor = self.db[collection].find({"slug": {"$in": slugs}}, NO_ID)
+        return list(await cursor.to_list(None))
+
     async def site_figures(self) -> SiteFiguresDoc:
         doc: SiteFiguresDoc | None = await self.db.site.find_one({"_id": SITE_FIGURES_ID}, NO_ID)
         return doc or {"launch_posts_read": 0, "labs_read": 0}
+
+    async def provenance(self) -> list[str]:
+        """Where the stored data comes from, one line per source."""
+        doc = await self.db.site.find_one({"_id": PROVENANCE_ID})
+        return list(doc["lines"]) if doc else []
+
+    async def labs(self) -> list[LabDoc]:
+        return list(await self.db.labs.find({}, NO_ID).sort("slug").to_list(None))
+
+    async def known_categories(self) -> list[CategoryDoc]:
+        """The categories a benchmark may be filed under, with or without benchmarks yet."""
+        return list(await self.db.categories.find({}, NO_ID).sort("slug").to_list(None))
+
+    async def api_key(self, key_id: str) -> ApiKeyDoc | None:
+        doc: ApiKeyDoc | None = await self.db.api_keys.find_one({"key_id": key_id}, NO_ID)
+        return doc
+
+    async def api_keys(self) -> list[ApiKeyDoc]:
+        return list(await self.db.api_keys.find({}, NO_ID).sort("created_at").to_list(None))
+
+    async def revoke_api_key(self, name: str, at: str) -> bool:
+        """Revoke the key called `name`; False if there is no such key still in force."""
+        result = await self.db.api_keys.update_one(
+            {"name": name, "revoked_at": None}, {"$set": {"revoked_at": at}}
+        )
+        if not result.modified_count:
+            return False
+        self.version.bump()
+        return True
 
 
 def _lookup(field: str, into: str) -> dict[str, str]:

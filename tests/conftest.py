@@ -4,6 +4,7 @@ With ALMANAC_TEST_MONGODB_URI set, the store is a fresh database on that MongoDB
 afterwards) instead of the embedded store, so the same tests run against a real server.
 """
 
+import json
 import os
 import uuid
 from collections.abc import AsyncIterator
@@ -13,28 +14,34 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 
+from editing.importer import seed
+from server.api_keys import create_key
 from server.app import create_app
 from server.settings import Settings
 from store.client import connect, prepare
 from store.queries import Store
-from store.seed import load_bundled_dataset, seed
 
 TEST_MONGODB_URI = os.environ.get("ALMANAC_TEST_MONGODB_URI")
 
 
 @pytest.fixture
 async def store() -> AsyncIterator[Store]:
+    opened = await empty_store()
+    await seed(opened)
+    yield opened
+    if not opened.embedded:
+        await opened.db.client.drop_database(opened.db.name)
+
+
+async def empty_store() -> Store:
+    """A store with indexes and nothing else: embedded, or a new database on the test MongoDB."""
     if TEST_MONGODB_URI is None:
-        embedded = connect(None, "almanac")
-        await prepare(embedded)
-        yield embedded
-        return
-    real = connect(TEST_MONGODB_URI, f"almanac_test_{uuid.uuid4().hex[:12]}")
-    await prepare(real)
-    await seed(real, load_bundled_dataset())
-    real.version.known = True  # Only this test writes to its database.
-    yield real
-    await real.db.client.drop_database(real.db.name)
+        opened = connect(None, "almanac")
+    else:
+        opened = connect(TEST_MONGODB_URI, f"almanac_test_{uuid.uuid4().hex[:12]}")
+        opened.version.known = True  # Only this test writes to its database.
+    await prepare(opened)
+    return opened
 
 
 @pytest.fixture
@@ -57,11 +64,17 @@ async def client(app: Starlette) -> AsyncIterator[httpx.AsyncClient]:
 class GraphQLClient:
     """Posts GraphQL requests through the real app and returns the decoded JSON."""
 
-    def __init__(self, http: httpx.AsyncClient) -> None:
+    def __init__(self, http: httpx.AsyncClient, key: str | None = None) -> None:
         self.http = http
+        self.headers = {"Authorization": f"Bearer {key}"} if key else {}
+
+    def with_key(self, key: str) -> "GraphQLClient":
+        return GraphQLClient(self.http, key)
 
     async def __call__(self, query: str, **variables: Any) -> dict[str, Any]:
-        response = await self.http.post("/graphql", json={"query": query, "variables": variables})
+        response = await self.http.post(
+            "/graphql", json={"query": query, "variables": variables}, headers=self.headers
+        )
         assert response.status_code == 200, response.text
         body: dict[str, Any] = response.json()
         return body
@@ -77,3 +90,18 @@ class GraphQLClient:
 @pytest.fixture
 def graphql(client: httpx.AsyncClient) -> GraphQLClient:
     return GraphQLClient(client)
+
+
+@pytest.fixture
+async def admin(graphql: GraphQLClient, store: Store) -> GraphQLClient:
+    """A client sending an admin key named `editor`."""
+    return graphql.with_key(await create_key(store, "editor", "admin"))
+
+
+async def snapshot(store: Store) -> str:
+    """Every document of every collection, exactly as stored: equal snapshots, equal databases."""
+    collections = {}
+    for name in sorted(await store.db.list_collection_names()):
+        docs = await store.db[name].find({}).to_list(None)
+        collections[name] = sorted(json.dumps(doc, sort_keys=True, default=str) for doc in docs)
+    return json.dumps(collections, indent=1)

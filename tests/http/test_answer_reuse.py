@@ -1,10 +1,14 @@
 """Repeated queries reuse their answer until the data changes, and never reuse a failure."""
 
+from datetime import UTC, datetime
+
 import httpx
 import pytest
 
+from editing.changes import Stamp
+from editing.importer import import_dataset
 from store.queries import Store
-from store.seed import load_bundled_dataset, seed
+from store.seed import load_bundled_dataset
 from tests.http.test_contract import CONTRACT, GENERAL
 
 PAGE = {"query": CONTRACT.read_text(encoding="utf-8"), "variables": {"slug": GENERAL}}
@@ -19,9 +23,14 @@ async def test_a_data_change_is_seen_at_once(client: httpx.AsyncClient, store: S
 
     dataset = load_bundled_dataset()
     general = next(b for b in dataset["benchmarks"] if b["slug"] == GENERAL)
-    general["entries"][0]["score"] = 99.9  # GPT-4's row, now read higher.
-    summary = await seed(store, dataset)
-    assert summary.updated == 1
+    [read] = general["reads"]
+    rows = [
+        {**row, "score": 99.9 if row["model_name"].startswith("GPT-4") else row["score"]}
+        for row in read["entries"]
+    ]
+    general["reads"].append({"read_on": "2026-11-20", "entries": rows})
+    summary = await import_dataset(store, dataset, Stamp("test", datetime.now(UTC)))
+    assert summary.count("updated") == 1
 
     after = (await client.post("/graphql", json=PAGE)).json()
     assert after["data"]["benchmark"]["leader"]["score"] == 99.9

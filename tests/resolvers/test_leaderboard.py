@@ -10,7 +10,7 @@ from resolvers.leaderboard import (
     tracked_model_count,
 )
 from resolvers.tracking import index_by_key
-from store.documents import Date, EntryDoc, ModelDoc, YearMonth
+from store.documents import Date, DateTime, EntryDoc, ModelDoc, YearMonth
 
 
 def model(
@@ -23,6 +23,9 @@ def model(
         "lab": None,
         "released_on": YearMonth(released) if released else None,
         "capability_index_rank": rank,
+        "revision": 1,
+        "updated_by": "test",
+        "updated_at": DateTime("2026-11-12T00:00:00Z"),
     }
 
 

@@ -1,7 +1,7 @@
 """Rule 1: an entry is tracked when its name or an alias matches a model on the list."""
 
 from resolvers.tracking import index_by_key, model_key, model_keys, tracked_model
-from store.documents import ModelDoc
+from store.documents import DateTime, ModelDoc
 
 
 def model(name: str, *aliases: str) -> ModelDoc:
@@ -12,6 +12,9 @@ def model(name: str, *aliases: str) -> ModelDoc:
         "lab": None,
         "released_on": None,
         "capability_index_rank": None,
+        "revision": 1,
+        "updated_by": "test",
+        "updated_at": DateTime("2026-11-12T00:00:00Z"),
     }
 
 

@@ -1,15 +1,23 @@
 """The `almanac` command line."""
 
+import asyncio
+import json
 import logging
 from pathlib import Path
 
 import httpx
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
+from editing.dataset import export_dataset
+from schema import Identity
+from server.api_keys import InvalidCredentials, authenticate
 from server.app import create_app
 from server.cli import main, schema_sdl
 from server.settings import Settings
+from store.client import connect
+from store.queries import Store
+from store.seed import load_bundled_dataset
 
 ROOT = Path(__file__).parents[2]
 
@@ -59,3 +67,100 @@ async def test_start_up_says_which_store_it_serves(
             response = await client.post("/graphql", json=query)
             assert response.json() == {"data": {"categories": [{"benchmarkCount": 11}]}}
     assert any("embedded in-process store" in record.getMessage() for record in caplog.records)
+
+
+@pytest.fixture
+def database(monkeypatch: pytest.MonkeyPatch) -> Store:
+    """The CLI's MongoDB: an embedded store that outlives each command, as a server would."""
+    shared = connect(None, "almanac")
+    monkeypatch.setattr("server.cli.open_database", lambda settings: shared)
+    return shared
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def test_keys_are_created_listed_and_revoked(database: Store) -> None:
+    created = run("keys", "create", "--name", "ingest-bot", "--scope", "admin")
+    assert created.exit_code == 0, created.output
+    key = created.stdout.strip()
+    assert key.startswith("alm_")
+    assert "cannot be shown again" in created.stderr
+    assert asyncio.run(authenticate(database, f"Bearer {key}")) == Identity("ingest-bot", "admin")
+
+    listed = run("keys", "list")
+    assert "ingest-bot\tadmin\tcreated " in listed.stdout
+    assert "in force" in listed.stdout
+    assert key.split("_")[2] not in listed.stdout
+
+    assert run("keys", "create", "--name", "ingest-bot", "--scope", "read").exit_code == 2
+    assert run("keys", "revoke", "ingest-bot").exit_code == 0
+    assert "revoked 20" in run("keys", "list").stdout
+    assert run("keys", "revoke", "ingest-bot").exit_code == 1
+    with pytest.raises(InvalidCredentials):
+        asyncio.run(authenticate(database, f"Bearer {key}"))
+
+
+def test_import_dry_run_import_and_export(database: Store, tmp_path: Path) -> None:
+    bundled = write_bundled(tmp_path)
+
+    dry = run("import", str(bundled), "--dry-run", "--by", "ci")
+    assert dry.exit_code == 0, dry.output
+    assert "Would import (dry run, nothing written)" in dry.stdout
+    assert "created   benchmarks code-interpreter-benchmark-general" in dry.stdout
+    assert asyncio.run(database.benchmarks()) == []
+
+    done = run("import", str(bundled), "--by", "ci")
+    assert "Imported: 4 labs, 1 categories, 8 models, 11 benchmarks, 2 site: 26 created" in (
+        done.stdout
+    )
+    again = run("import", str(bundled))
+    assert "0 created, 0 updated, 26 unchanged, 0 rejected" in again.stdout
+
+    exported = tmp_path / "export.json"
+    assert run("export", str(exported)).exit_code == 0
+    assert json.loads(exported.read_text(encoding="utf-8")) == asyncio.run(export_dataset(database))
+
+
+def test_an_import_with_rejected_rows_says_why_and_fails(database: Store, tmp_path: Path) -> None:
+    run("import", str(write_bundled(tmp_path)))
+    rows = tmp_path / "rows.csv"
+    rows.write_text(
+        "benchmark,read_on,model_name,score\n"
+        "code-interpreter-benchmark-math,2026-11-20,Qwen-14B-Chat,101\n",
+        encoding="utf-8",
+    )
+    result = CliRunner().invoke(main, ["import", str(rows)])
+    assert result.exit_code == 1
+    assert (
+        "rejected  benchmarks code-interpreter-benchmark-math: line[2].score: "
+        "101.0 is outside 0-100 for PERCENT" in result.stdout
+    )
+
+
+def test_a_file_that_is_not_the_format_is_refused(database: Store, tmp_path: Path) -> None:
+    for name, text, message in (
+        ("a.json", "{nope", "not valid JSON (line 1, column 2)"),
+        ("b.json", '{"format": "other/2"}', "format: expected 'benchmark-almanac/1'"),
+        ("c.csv", "benchmark,when\n", "header: missing column 'read_on'"),
+    ):
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        result = CliRunner().invoke(main, ["import", str(path)])
+        assert result.exit_code == 1
+        assert message in result.output
+
+
+def test_data_commands_need_a_mongodb(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("ALMANAC_MONGODB_URI", raising=False)
+    for args in (["keys", "list"], ["export", str(tmp_path / "x.json")]):
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 2
+        assert "ALMANAC_MONGODB_URI" in result.output
+
+
+def write_bundled(folder: Path) -> Path:
+    path = folder / "bundled.json"
+    path.write_text(json.dumps(load_bundled_dataset()), encoding="utf-8")
+    return path

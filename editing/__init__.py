@@ -1,0 +1,1 @@
+"""The write side: validated changes to benchmarks, reads and models, written with revisions."""

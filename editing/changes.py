@@ -1,0 +1,278 @@
+"""The new document a change produces: pure functions over documents, checked against the rules.
+
+Each returns the document to store (revision bumped, writer and time stamped, derived fields
+recomputed), or None when the change would leave the document as it is.
+"""
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from editing.errors import InvalidInput, Location, Problem
+from editing.inputs import BenchmarkFields, ModelFields, ReadInput
+from resolvers.history import entry_identity, is_recorded
+from resolvers.tracking import model_key
+from store.derived import with_benchmark_keys, with_model_keys
+from store.documents import BenchmarkDoc, CategoryDoc, EntryDoc, LabDoc, ModelDoc, ReadDoc
+from store.vocabulary import score_range
+
+BOOKKEEPING = ("revision", "updated_by", "updated_at")
+
+
+@dataclass(frozen=True)
+class Stamp:
+    """Who makes a change (an API key's name, or the CLI's writer) and when."""
+
+    by: str
+    at: datetime
+
+    @property
+    def time(self) -> str:
+        return utc_time(self.at)
+
+
+def utc_time(at: datetime) -> str:
+    """A moment as stored: ISO 8601 in UTC, to the second (`2026-11-12T09:30:00Z`)."""
+    return at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """What a benchmark's fields may refer to."""
+
+    labs: Mapping[str, LabDoc]
+    categories: Mapping[str, CategoryDoc]
+    parents: Mapping[str, str | None]
+    """Every stored benchmark's parent slug (None for none), by slug."""
+
+
+NEW_BENCHMARK: dict[str, Any] = {
+    "description": None,
+    "note": None,
+    "metric": None,
+    "parent": None,
+    "track_position": None,
+    "made_by": None,
+    "released_on": None,
+    "kind": None,
+    "level": None,
+    "scoring": None,
+    "answer_format": None,
+    "task_availability": None,
+    "status": "IN_USE",
+    "category": None,
+    "prominence": 0,
+    "ceiling": None,
+    "source": None,
+    "model_card_reports": [],
+    "history": [],
+    "revision": 0,
+}
+REQUIRED_BENCHMARK_FIELDS = ("name", "metric", "category", "status", "prominence")
+REQUIRED_MODEL_FIELDS = ("name",)
+
+
+def changed_benchmark(
+    current: BenchmarkDoc | None,
+    slug: str,
+    fields: BenchmarkFields,
+    catalog: Catalog,
+    stamp: Stamp,
+) -> BenchmarkDoc | None:
+    """The benchmark with `fields` set (created if `current` is None)."""
+    problems: list[Problem] = []
+    doc: dict[str, Any] = dict(current) if current else {**NEW_BENCHMARK, "slug": slug}
+    for name in fields.model_fields_set:
+        value = getattr(fields, name)
+        if name == "made_by" and value is not None:
+            value = _known(catalog.labs, value, (name,), "lab", problems)
+        elif name == "category" and value is not None:
+            value = _known(catalog.categories, value, (name,), "category", problems)
+        elif name == "parent" and value is not None:
+            problems += _parent_problems(slug, value, catalog)
+        elif isinstance(value, list):
+            value = [item.model_dump(mode="json") for item in value]
+        elif hasattr(value, "model_dump"):
+            value = value.model_dump(mode="json")
+        doc[name] = value
+    if doc["parent"] is None:
+        doc["track_position"] = None
+    problems += _missing(doc, REQUIRED_BENCHMARK_FIELDS, problems)
+    if not problems:
+        problems += _score_problems(doc)
+    if problems:
+        raise InvalidInput(problems)
+    return _stamped(current, with_benchmark_keys(doc), stamp)  # type: ignore[arg-type]
+
+
+def with_read(current: BenchmarkDoc, read: ReadInput, stamp: Stamp) -> BenchmarkDoc | None:
+    """The benchmark with `read` as its current leaderboard, kept in its history.
+
+    None if this read (same date, same rows) is already recorded: recording it again is a no-op.
+    """
+    entries: list[EntryDoc] = [entry.model_dump(mode="json") for entry in read.entries]  # type: ignore[misc]
+    history = current.get("history", [])
+    if is_recorded(history, read.read_on, entries):
+        return None
+    problems = _entry_problems(entries, current["metric"]["unit"])
+    latest = history[-1]["read_on"] if history else None
+    if latest is not None and read.read_on < latest:
+        problems.append(
+            Problem(
+                ("read_on",),
+                f"{read.read_on} is before the latest read ({latest}); the history only grows",
+            )
+        )
+    if problems:
+        raise InvalidInput(problems)
+    recorded: ReadDoc = {
+        "revision": current["revision"] + 1,
+        "read_on": read.read_on,  # type: ignore[typeddict-item]
+        "recorded_by": read.recorded_by or stamp.by,
+        "recorded_at": stamp.time if read.recorded_at is None else utc_time(read.recorded_at),
+        "entries": entries,
+    }
+    doc = {**current, "history": [*history, recorded]}
+    return _stamped(current, with_benchmark_keys(doc), stamp)
+
+
+NEW_MODEL: dict[str, Any] = {
+    "aliases": [],
+    "lab": None,
+    "released_on": None,
+    "capability_index_rank": None,
+    "revision": 0,
+}
+
+
+def changed_model(
+    current: ModelDoc | None,
+    slug: str,
+    fields: ModelFields,
+    labs: Mapping[str, LabDoc],
+    owners: Mapping[str, str],
+    stamp: Stamp,
+) -> ModelDoc | None:
+    """The model with `fields` set (created if `current` is None).
+
+    `owners` gives, for lookup keys of names and aliases, the slug of the model that has it.
+    """
+    problems: list[Problem] = []
+    doc: dict[str, Any] = dict(current) if current else {**NEW_MODEL, "slug": slug}
+    for name in fields.model_fields_set:
+        value = getattr(fields, name)
+        if name == "lab" and value is not None:
+            value = _known(labs, value, (name,), "lab", problems)
+        elif name == "aliases":
+            value = value or []
+        doc[name] = value
+    problems += _missing(doc, REQUIRED_MODEL_FIELDS, problems)
+    if not problems:
+        problems += _name_problems(slug, doc["name"], doc["aliases"], owners)
+    if problems:
+        raise InvalidInput(problems)
+    return _stamped(current, with_model_keys(doc), stamp)  # type: ignore[arg-type]
+
+
+def _stamped(current: Any, doc: dict[str, Any], stamp: Stamp) -> Any:
+    if current is not None and _content(current) == _content(doc):
+        return None
+    revision = 1 if current is None else current["revision"] + 1
+    return {**doc, "revision": revision, "updated_by": stamp.by, "updated_at": stamp.time}
+
+
+def _content(doc: Any) -> dict[str, Any]:
+    return {key: value for key, value in doc.items() if key not in BOOKKEEPING}
+
+
+def _missing(doc: dict[str, Any], required: tuple[str, ...], found: list[Problem]) -> list[Problem]:
+    """Required fields left empty (unless already refused for another reason)."""
+    refused = {problem.location[0] for problem in found}
+    return [
+        Problem((name,), "is required")
+        for name in required
+        if doc.get(name) is None and name not in refused
+    ]
+
+
+def _known(
+    known: Mapping[str, Any], slug: str, location: Location, what: str, problems: list[Problem]
+) -> Any:
+    found = known.get(slug)
+    if found is None:
+        problems.append(Problem(location, f"unknown {what} {slug!r}"))
+        return None
+    return {"slug": found["slug"], "name": found["name"]}
+
+
+def _parent_problems(slug: str, parent: str, catalog: Catalog) -> list[Problem]:
+    location: Location = ("parent",)
+    if parent == slug:
+        return [Problem(location, "a benchmark cannot be its own parent")]
+    if parent not in catalog.parents:
+        return [Problem(location, f"unknown benchmark {parent!r}")]
+    if catalog.parents[parent] is not None:
+        return [Problem(location, f"{parent!r} is itself a track; tracks do not nest")]
+    if slug in catalog.parents.values():
+        return [Problem(location, f"{slug!r} has tracks of its own, so it cannot be a track")]
+    return []
+
+
+def _score_problems(doc: dict[str, Any]) -> list[Problem]:
+    """Scores, ceiling and reports within the metric's range."""
+    unit = doc["metric"]["unit"]
+    problems = _entry_problems(doc.get("entries", []), unit, ("metric", "unit"))
+    problems += _range_problems(doc["ceiling"], unit, ("ceiling",))
+    for index, report in enumerate(doc["model_card_reports"]):
+        problems += _range_problems(report["score"], unit, ("model_card_reports", index, "score"))
+    return problems
+
+
+def _entry_problems(
+    entries: list[EntryDoc], unit: str, location: Location | None = None
+) -> list[Problem]:
+    """Scores within range, and one row per model and setting."""
+    problems: list[Problem] = []
+    first_row: dict[tuple[str, str], int] = {}
+    for index, entry in enumerate(entries):
+        where = location or ("entries", index, "score")
+        problems += _range_problems(entry["score"], unit, where)
+        identity = entry_identity(entry)
+        if identity in first_row:
+            problems.append(
+                Problem(
+                    ("entries", index),
+                    f"repeats row {first_row[identity]}: one row per model and setting "
+                    f"({entry['model_name']!r}, setting {entry['setting']!r})",
+                )
+            )
+        first_row.setdefault(identity, index)
+    return problems
+
+
+def _range_problems(score: float | None, unit: str, location: Location) -> list[Problem]:
+    allowed = score_range(unit)
+    if score is None or allowed is None or allowed[0] <= score <= allowed[1]:
+        return []
+    return [Problem(location, f"{score} is outside {allowed[0]:g}-{allowed[1]:g} for {unit}")]
+
+
+def _name_problems(
+    slug: str, name: str, aliases: list[str], owners: Mapping[str, str]
+) -> list[Problem]:
+    problems = []
+    seen: dict[str, Location] = {}
+    for location, spelling in [(("name",), name)] + [
+        (("aliases", index), alias) for index, alias in enumerate(aliases)
+    ]:
+        key = model_key(spelling)
+        owner = owners.get(key)
+        if owner is not None and owner != slug:
+            problems.append(Problem(location, f"{spelling!r} already belongs to model {owner!r}"))
+        elif key in seen:
+            problems.append(
+                Problem(location, f"{spelling!r} repeats {'.'.join(map(str, seen[key]))}")
+            )
+        seen.setdefault(key, location)
+    return problems

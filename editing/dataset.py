@@ -1,0 +1,163 @@
+"""The almanac's file format (`benchmark-almanac/1`): reading JSON or CSV, and exporting.
+
+JSON holds everything: labs, categories, models, benchmarks with their history of reads,
+site figures and provenance. CSV holds leaderboard rows only, one per line; the rows of one
+benchmark and `read_on` date form one read. The README documents both.
+"""
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from editing.errors import InvalidInput, Problem
+from store.documents import BenchmarkDoc, ModelDoc
+from store.queries import Store
+
+FORMAT = "benchmark-almanac/1"
+SECTIONS = ("provenance", "site", "labs", "categories", "models", "benchmarks")
+CSV_COLUMNS = (
+    "benchmark",
+    "read_on",
+    "model_name",
+    "setting",
+    "score",
+    "source",
+    "published_on",
+    "note",
+)
+REQUIRED_CSV_COLUMNS = ("benchmark", "read_on", "model_name", "score")
+CSV_LINES = "csv_lines"
+"""Beside a read from CSV: each entry's line in the file, so that problems name the line."""
+
+Dataset = dict[str, Any]
+"""A file's content as parsed: each section is checked item by item when imported."""
+
+
+def read_dataset(path: Path) -> Dataset:
+    """The dataset in a `.json` or `.csv` file; `InvalidInput` if its shape is wrong."""
+    text = path.read_text(encoding="utf-8-sig")
+    if path.suffix.lower() == ".csv":
+        return dataset_from_csv(text)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InvalidInput.at(
+            ("file",), f"not valid JSON (line {error.lineno}, column {error.colno}): {error.msg}"
+        ) from error
+    return checked_dataset(data)
+
+
+def checked_dataset(data: Any) -> Dataset:
+    if not isinstance(data, dict):
+        raise InvalidInput.at(("file",), "expected a JSON object with a `format` field")
+    if data.get("format") != FORMAT:
+        raise InvalidInput.at(("format",), f"expected {FORMAT!r}, got {data.get('format')!r}")
+    problems = [
+        Problem((key,), f"unknown section (known: format, {', '.join(SECTIONS)})")
+        for key in data
+        if key not in (*SECTIONS, "format")
+    ]
+    for section in ("provenance", "labs", "categories", "models", "benchmarks"):
+        if not isinstance(data.get(section, []), list):
+            problems.append(Problem((section,), "expected a list"))
+    if problems:
+        raise InvalidInput(problems)
+    return dict(data)
+
+
+def dataset_from_csv(text: str) -> Dataset:
+    """Leaderboard rows grouped into reads: one per benchmark and `read_on` date."""
+    reader = csv.DictReader(io.StringIO(text))
+    columns = reader.fieldnames or []
+    problems = [
+        Problem(("header",), f"missing column {name!r}")
+        for name in REQUIRED_CSV_COLUMNS
+        if name not in columns
+    ] + [
+        Problem(("header",), f"unknown column {name!r}")
+        for name in columns
+        if name not in CSV_COLUMNS
+    ]
+    if problems:
+        raise InvalidInput(problems)
+    reads: dict[tuple[str, str], list[tuple[int, dict[str, Any]]]] = {}
+    for line, row in enumerate(reader, start=2):
+        entry = {
+            key: (value or "").strip() or None
+            for key, value in row.items()
+            if key not in ("benchmark", "read_on")
+        }
+        read_key = ((row["benchmark"] or "").strip(), (row["read_on"] or "").strip())
+        reads.setdefault(read_key, []).append((line, entry))
+    benchmarks: dict[str, dict[str, Any]] = {}
+    for (slug, read_on), rows in sorted(reads.items(), key=lambda item: item[0][1]):
+        benchmark = benchmarks.setdefault(slug, {"slug": slug, "reads": []})
+        benchmark["reads"].append(
+            {
+                "read_on": read_on,
+                "entries": [entry for _, entry in rows],
+                CSV_LINES: [line for line, _ in rows],
+            }
+        )
+    return {"format": FORMAT, "benchmarks": list(benchmarks.values())}
+
+
+async def export_dataset(store: Store) -> Dataset:
+    """Everything stored, in the import format: importing it into an empty store gives it back."""
+    benchmarks = sorted(
+        await store.benchmarks(), key=lambda b: (b["parent"] is not None, b["slug"])
+    )
+    models = sorted(await store.models(), key=lambda model: model["slug"])
+    return {
+        "format": FORMAT,
+        "provenance": await store.provenance(),
+        "site": await store.site_figures(),
+        "labs": await store.labs(),
+        "categories": await store.known_categories(),
+        "models": [_exported_model(model) for model in models],
+        "benchmarks": [_exported_benchmark(benchmark) for benchmark in benchmarks],
+    }
+
+
+def _exported_model(doc: ModelDoc) -> dict[str, Any]:
+    return {
+        "slug": doc["slug"],
+        "name": doc["name"],
+        "aliases": doc["aliases"],
+        "lab": doc["lab"]["slug"] if doc["lab"] else None,
+        "released_on": doc["released_on"],
+        "capability_index_rank": doc["capability_index_rank"],
+    }
+
+
+def _exported_benchmark(doc: BenchmarkDoc) -> dict[str, Any]:
+    kept = {
+        key: value
+        for key, value in doc.items()
+        if key
+        not in (
+            "entries",
+            "scores_refreshed_on",
+            "family",
+            "history",
+            "revision",
+            "updated_by",
+            "updated_at",
+        )
+    }
+    return {
+        **kept,
+        "made_by": doc["made_by"]["slug"] if doc["made_by"] else None,
+        "category": doc["category"]["slug"],
+        "reads": [
+            {
+                "read_on": read["read_on"],
+                "recorded_by": read["recorded_by"],
+                "recorded_at": read["recorded_at"],
+                "entries": read["entries"],
+            }
+            for read in doc.get("history", [])
+        ],
+    }

@@ -1,0 +1,198 @@
+"""Making one change: load, check, write at the revision read, and refuse what moved on.
+
+Every change is a single document write, so it is atomic on any MongoDB (and the embedded
+store): it lands whole or not at all. A writer may give the revision it expects; without one,
+a change that loses a race is retried on the new revision.
+"""
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from editing.changes import Catalog, Stamp, changed_benchmark, changed_model, with_read
+from editing.errors import Conflict, InvalidInput, NotFound
+from editing.inputs import BenchmarkFields, CategoryInput, LabInput, ModelFields, ReadInput
+from resolvers.history import same_entries
+from resolvers.tracking import model_key
+from store.documents import BenchmarkDoc, CategoryDoc, LabDoc, ModelDoc, ReadDoc
+from store.queries import AlreadyExists, BenchmarkFilter, Store
+
+ATTEMPTS = 5
+
+
+@dataclass(frozen=True)
+class RecordedRead:
+    benchmark: BenchmarkDoc
+    read: ReadDoc
+    recorded: bool
+    """False when the same read was already recorded (nothing was written)."""
+
+
+class Editor:
+    """Changes made by one writer (`by`: an API key's name, or the CLI's)."""
+
+    def __init__(self, store: Store, by: str, clock: Callable[[], datetime] | None = None):
+        self.store = store
+        self.by = by
+        self.clock = clock or (lambda: datetime.now(UTC))
+
+    def stamp(self) -> Stamp:
+        return Stamp(by=self.by, at=self.clock())
+
+    async def catalog(self) -> Catalog:
+        summaries = await self.store.benchmark_summaries(BenchmarkFilter())
+        return Catalog(
+            labs={lab["slug"]: lab for lab in await self.store.labs()},
+            categories={c["slug"]: c for c in await self.store.known_categories()},
+            parents={doc["slug"]: doc["parent"] for doc in summaries},
+        )
+
+    async def create_benchmark(self, slug: str, fields: BenchmarkFields) -> BenchmarkDoc:
+        doc = changed_benchmark(None, slug, fields, await self.catalog(), self.stamp())
+        assert doc is not None
+        await self._insert("benchmarks", doc, "benchmark")
+        return doc
+
+    async def update_benchmark(
+        self, slug: str, fields: BenchmarkFields, expected_revision: int | None
+    ) -> BenchmarkDoc:
+        async def change(current: BenchmarkDoc) -> BenchmarkDoc | None:
+            return changed_benchmark(current, slug, fields, await self.catalog(), self.stamp())
+
+        doc, _ = await self._update("benchmarks", slug, expected_revision, change)
+        return doc
+
+    async def record_read(
+        self, slug: str, read: ReadInput, expected_revision: int | None
+    ) -> RecordedRead:
+        """Make `read` the benchmark's leaderboard and append it to its history.
+
+        The same read recorded again changes nothing and returns the read already recorded,
+        even with an expected revision that has since moved on (a retried request).
+        """
+
+        async def change(current: BenchmarkDoc) -> BenchmarkDoc | None:
+            return with_read(current, read, self.stamp())
+
+        doc, recorded = await self._update(
+            "benchmarks", slug, expected_revision, change, no_op_first=True
+        )
+        entries = [entry.model_dump(mode="json") for entry in read.entries]
+        same = [
+            r
+            for r in doc.get("history", [])
+            if r["read_on"] == read.read_on and same_entries(r["entries"], entries)  # type: ignore[arg-type]
+        ]
+        return RecordedRead(benchmark=doc, read=same[-1], recorded=recorded)
+
+    async def create_model(self, slug: str, fields: ModelFields) -> ModelDoc:
+        labs, owners = await self._model_context(None, fields)
+        doc = changed_model(None, slug, fields, labs, owners, self.stamp())
+        assert doc is not None
+        await self._insert("models", doc, "model")
+        return doc
+
+    async def update_model(
+        self, slug: str, fields: ModelFields, expected_revision: int | None
+    ) -> ModelDoc:
+        async def change(current: ModelDoc) -> ModelDoc | None:
+            labs, owners = await self._model_context(current, fields)
+            return changed_model(current, slug, fields, labs, owners, self.stamp())
+
+        doc, _ = await self._update("models", slug, expected_revision, change)
+        return doc
+
+    async def create_lab(self, lab: LabInput) -> LabDoc:
+        doc: LabDoc = {"slug": lab.slug, "name": lab.name}
+        await self._insert("labs", doc, "lab")
+        return doc
+
+    async def create_category(self, category: CategoryInput) -> CategoryDoc:
+        doc: CategoryDoc = {"slug": category.slug, "name": category.name}
+        await self._insert("categories", doc, "category")
+        return doc
+
+    async def _model_context(
+        self, current: ModelDoc | None, fields: ModelFields
+    ) -> tuple[dict[str, LabDoc], dict[str, str]]:
+        """Known labs, and which model owns each name and alias the change would give."""
+        spellings = [
+            *(current["aliases"] if current else []),
+            *(fields.aliases or []),
+            *([fields.name] if fields.name else []),
+        ]
+        keys = [model_key(spelling) for spelling in spellings]
+        owners = {
+            key: model["slug"]
+            for model in await self.store.models_by_keys(keys)
+            for key in model.get("keys", [])
+        }
+        return {lab["slug"]: lab for lab in await self.store.labs()}, owners
+
+    async def _insert(self, collection: str, doc: Any, what: str) -> None:
+        try:
+            await self.store.insert(collection, doc)
+        except AlreadyExists as error:
+            if "slug" in error.key:
+                raise InvalidInput.at(
+                    ("slug",), f"a {what} with slug {doc['slug']!r} already exists"
+                ) from error
+            # Another writer took a name or alias between our check and our write.
+            raise Conflict(
+                f"Another {what} took {error.key} meanwhile; read again and retry.",
+                current_revision=None,
+            ) from error
+
+    async def _update(
+        self,
+        collection: str,
+        slug: str,
+        expected_revision: int | None,
+        change: Callable[[Any], Awaitable[Any]],
+        *,
+        no_op_first: bool = False,
+    ) -> tuple[Any, bool]:
+        """Apply `change` to the stored document; (the document now, whether it was written)."""
+        for _ in range(ATTEMPTS):
+            current = await self._load(collection, slug)
+            moved_on = expected_revision is not None and current["revision"] != expected_revision
+            if moved_on and not no_op_first:
+                raise _conflict(collection, slug, expected_revision, current["revision"])
+            doc = await change(current)
+            if doc is None:
+                return current, False
+            if moved_on:
+                raise _conflict(collection, slug, expected_revision, current["revision"])
+            try:
+                written = await self.store.replace_at_revision(
+                    collection, slug, current["revision"], doc
+                )
+            except AlreadyExists as error:
+                raise Conflict(
+                    f"Another writer took {error.key} meanwhile; read again and retry.",
+                    current_revision=current["revision"],
+                ) from error
+            if written:
+                return doc, True
+            if expected_revision is not None:
+                latest = await self._load(collection, slug)
+                raise _conflict(collection, slug, expected_revision, latest["revision"])
+        raise Conflict(
+            f"{slug!r} kept changing while this change was made; try again.",
+            current_revision=None,
+        )
+
+    async def _load(self, collection: str, slug: str) -> Any:
+        found = await self.store.documents_by_slugs(collection, [slug])
+        if not found:
+            raise NotFound(f"There is no {collection[:-1]} with slug {slug!r}.")
+        return found[0]
+
+
+def _conflict(collection: str, slug: str, expected: int | None, current: int) -> Conflict:
+    return Conflict(
+        f"The {collection[:-1]} {slug!r} is at revision {current}, not the expected {expected}: "
+        "someone changed it first. Read it again, then retry with its revision.",
+        current_revision=current,
+    )

@@ -1,0 +1,188 @@
+"""What a write may carry, checked field by field (pydantic), the same for GraphQL and files.
+
+A benchmark's or model's fields are all optional here: an update sets only the fields given
+(`model_fields_set`); what a new document must have is checked where it is created.
+"""
+
+import re
+from datetime import UTC, date, datetime
+from enum import Enum
+from typing import Annotated, Any, TypeVar
+
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    ValidationInfo,
+)
+
+from editing.errors import InvalidInput, Problem
+from store import vocabulary
+
+SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
+_MONTH = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _today(info: ValidationInfo) -> date:
+    context = info.context or {}
+    today: date = context.get("today") or datetime.now(UTC).date()
+    return today
+
+
+def _past_date(value: str, info: ValidationInfo) -> str:
+    try:
+        day = date.fromisoformat(value) if _DATE.match(value) else None
+    except ValueError:
+        day = None
+    if day is None:
+        raise ValueError(f"expected a real date as YYYY-MM-DD, got {value!r}")
+    if day > _today(info):
+        raise ValueError(f"{value} is in the future")
+    return value
+
+
+def _past_month(value: str, info: ValidationInfo) -> str:
+    if not _MONTH.match(value):
+        raise ValueError(f"expected a month as YYYY-MM, got {value!r}")
+    if value > _today(info).isoformat()[:7]:
+        raise ValueError(f"{value} is in the future")
+    return value
+
+
+def _web_address(value: str) -> str:
+    if not re.match(r"^https?://\S+$", value):
+        raise ValueError(f"expected an http(s):// address, got {value!r}")
+    return value
+
+
+def _member_of(vocabulary_enum: type[Enum]) -> AfterValidator:
+    names = [member.name for member in vocabulary_enum]
+
+    def check(value: str) -> str:
+        if value not in names:
+            raise ValueError(f"expected one of {', '.join(names)}, got {value!r}")
+        return value
+
+    return AfterValidator(check)
+
+
+Slug = Annotated[str, StringConstraints(pattern=SLUG_PATTERN, max_length=100)]
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=300)]
+Text = Annotated[str, StringConstraints(max_length=10_000)]
+Score = Annotated[float, Field(allow_inf_nan=False)]
+PastDate = Annotated[str, AfterValidator(_past_date)]
+PastMonth = Annotated[str, AfterValidator(_past_month)]
+WebAddress = Annotated[str, AfterValidator(_web_address)]
+
+
+class Input(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class EntryInput(Input):
+    model_name: Name
+    setting: Name | None = None
+    score: Score
+    source: Text | None = None
+    published_on: PastDate | None = None
+    note: Text | None = None
+
+
+class ReadInput(Input):
+    """A leaderboard read: every row read from the source on `read_on`."""
+
+    read_on: PastDate
+    entries: Annotated[list[EntryInput], Field(max_length=10_000)]
+    # Kept from an exported history on import; a new read is stamped with its writer.
+    recorded_by: Name | None = None
+    recorded_at: AwareDatetime | None = None
+
+
+class MetricInput(Input):
+    name: Name
+    unit: Annotated[str, _member_of(vocabulary.MetricUnit)]
+    higher_is_better: bool = True
+
+
+class SourceInput(Input):
+    name: Name
+    url: WebAddress | None = None
+
+
+class ModelCardReportInput(Input):
+    model_name: Name
+    score: Score
+    reported_on: PastDate | None = None
+    url: WebAddress | None = None
+
+
+class BenchmarkFields(Input):
+    """A benchmark's descriptive data; `made_by` and `category` are slugs of known ones."""
+
+    name: Name | None = None
+    description: Text | None = None
+    note: Text | None = None
+    metric: MetricInput | None = None
+    parent: Slug | None = None
+    track_position: Annotated[int, Field(ge=1)] | None = None
+    made_by: Slug | None = None
+    released_on: PastMonth | None = None
+    kind: Annotated[str, _member_of(vocabulary.Kind)] | None = None
+    level: Annotated[str, _member_of(vocabulary.Level)] | None = None
+    scoring: Annotated[str, _member_of(vocabulary.Scoring)] | None = None
+    answer_format: Annotated[str, _member_of(vocabulary.AnswerFormat)] | None = None
+    task_availability: Annotated[str, _member_of(vocabulary.TaskAvailability)] | None = None
+    status: Annotated[str, _member_of(vocabulary.Status)] | None = None
+    category: Slug | None = None
+    prominence: int | None = None
+    ceiling: Score | None = None
+    source: SourceInput | None = None
+    model_card_reports: list[ModelCardReportInput] | None = None
+
+
+class ModelFields(Input):
+    """A tracked model; `lab` is the slug of a known lab."""
+
+    name: Name | None = None
+    aliases: list[Name] | None = None
+    lab: Slug | None = None
+    released_on: PastMonth | None = None
+    capability_index_rank: Annotated[int, Field(ge=1)] | None = None
+
+
+class LabInput(Input):
+    slug: Slug
+    name: Name
+
+
+class CategoryInput(Input):
+    slug: Slug
+    name: Name
+
+
+def parse(model: type[M], data: Any, *, today: date | None = None) -> M:
+    """`data` checked as `model`, or `InvalidInput` naming every field at fault."""
+    try:
+        return model.model_validate(data, context={"today": today})
+    except ValidationError as error:
+        raise InvalidInput(
+            [
+                Problem(tuple(e["loc"]), e["msg"].removeprefix("Value error, "))
+                for e in error.errors()
+            ]
+        ) from error
+
+
+def check_slug(slug: str, location: tuple[str, ...] = ("slug",)) -> str:
+    if not re.match(SLUG_PATTERN, slug) or len(slug) > 100:
+        raise InvalidInput.at(
+            location, f"{slug!r} is not a slug: lowercase letters and digits joined by '-'"
+        )
+    return slug

@@ -1,0 +1,99 @@
+"""A benchmark's reads over time: what changed between reads, and every result ever recorded."""
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from resolvers.tracking import model_key
+from store.documents import EntryDoc, ReadDoc
+
+EntryIdentity = tuple[str, str]
+"""A leaderboard row within one read: the model (by lookup key) and the setting."""
+
+ResultIdentity = tuple[str, str, float, str]
+"""One recorded result: the model, the setting, the score and when it was published."""
+
+
+def entry_identity(entry: EntryDoc) -> EntryIdentity:
+    return model_key(entry["model_name"]), (entry["setting"] or "").strip().casefold()
+
+
+def result_identity(entry: EntryDoc) -> ResultIdentity:
+    return (*entry_identity(entry), entry["score"], entry["published_on"] or "")
+
+
+@dataclass(frozen=True)
+class ScoreChange:
+    before: EntryDoc
+    after: EntryDoc
+
+
+@dataclass(frozen=True)
+class ReadChanges:
+    """What one read changed against the read before it."""
+
+    added: list[EntryDoc]
+    removed: list[EntryDoc]
+    changed: list[ScoreChange]
+
+
+def read_changes(previous: Iterable[EntryDoc], current: Iterable[EntryDoc]) -> ReadChanges:
+    """Rows added, rows removed, and rows whose score changed, matched by model and setting."""
+    before = {entry_identity(entry): entry for entry in previous}
+    after = {entry_identity(entry): entry for entry in current}
+    return ReadChanges(
+        added=[entry for key, entry in after.items() if key not in before],
+        removed=[entry for key, entry in before.items() if key not in after],
+        changed=[
+            ScoreChange(before=before[key], after=entry)
+            for key, entry in after.items()
+            if key in before and before[key]["score"] != entry["score"]
+        ],
+    )
+
+
+def changes_by_read(history: list[ReadDoc]) -> list[ReadChanges]:
+    """Each read's changes against the one before it (the first read adds every row)."""
+    previous: list[EntryDoc] = []
+    changes = []
+    for read in history:
+        changes.append(read_changes(previous, read["entries"]))
+        previous = read["entries"]
+    return changes
+
+
+def same_entries(first: Iterable[EntryDoc], second: Iterable[EntryDoc]) -> bool:
+    """Whether two reads hold the same rows with the same values, in any order."""
+    return _canonical(first) == _canonical(second)
+
+
+def is_recorded(history: list[ReadDoc], read_on: str, entries: list[EntryDoc]) -> bool:
+    """Whether this read (its date and its rows) is already in the history."""
+    return any(
+        read["read_on"] == read_on and same_entries(read["entries"], entries) for read in history
+    )
+
+
+def results_ever_recorded(history: list[ReadDoc]) -> list[EntryDoc]:
+    """Every distinct result in any read, once each, as first recorded.
+
+    A model read again with the same score is the same result; re-scored, it is a new one.
+    """
+    seen: dict[ResultIdentity, EntryDoc] = {}
+    for read in history:
+        for entry in read["entries"]:
+            seen.setdefault(result_identity(entry), entry)
+    return list(seen.values())
+
+
+def _canonical(entries: Iterable[EntryDoc]) -> list[tuple[object, ...]]:
+    return sorted(
+        (
+            entry["model_name"],
+            entry["setting"] or "",
+            entry["score"],
+            entry["source"] or "",
+            entry["published_on"] or "",
+            entry.get("note") or "",
+        )
+        for entry in entries
+    )

@@ -1,0 +1,190 @@
+"""The root Mutation: the write API. Every field needs an API key with the admin scope.
+
+Each change is one atomic write. Give `expectedRevision` (the `revision` you read) to make it
+only if nobody changed the object since; otherwise it fails with CONFLICT and writes nothing.
+"""
+
+from collections.abc import Awaitable
+from typing import Annotated, Any, TypeVar
+
+import strawberry
+
+from editing.editor import Editor
+from editing.errors import InvalidInput, Problem
+from editing.inputs import (
+    BenchmarkFields,
+    CategoryInput,
+    LabInput,
+    ModelFields,
+    ReadInput,
+    check_slug,
+    parse,
+)
+from resolvers.history import changes_by_read
+from schema.benchmark import Benchmark, Category, benchmarks_from_docs
+from schema.context import Context, Identity
+from schema.errors import Forbidden, Unauthenticated
+from schema.history import LeaderboardRead
+from schema.inputs import (
+    BenchmarkInput,
+    LeaderboardReadInput,
+    ModelInput,
+    SlugAndNameInput,
+    as_plain,
+    camel_case,
+)
+from schema.lab import Lab
+from schema.model import Model
+
+T = TypeVar("T")
+
+
+@strawberry.type(description="The outcome of recording a leaderboard read.")
+class RecordReadPayload:
+    benchmark: Benchmark = strawberry.field(description="The benchmark, as it is now.")
+    read: LeaderboardRead = strawberry.field(description="The read, as recorded.")
+    recorded: bool = strawberry.field(
+        description=(
+            "False when this same read (same day, same rows) was already recorded: "
+            "nothing was written, and `read` is the one recorded before."
+        )
+    )
+
+
+ExpectedRevision = Annotated[
+    int | None,
+    strawberry.argument(
+        description="The revision you read; if the object has moved on, CONFLICT and no change."
+    ),
+]
+
+
+@strawberry.type(description="Changes to the almanac. Each needs an admin API key.")
+class Mutation:
+    @strawberry.mutation(description="Add a benchmark. Its slug is permanent.")
+    async def create_benchmark(
+        self, info: strawberry.Info[Context], slug: str, input: BenchmarkInput
+    ) -> Benchmark:
+        editor = _editor(info)
+        fields = _parse(BenchmarkFields, input, "input")
+        doc = await _checked(editor.create_benchmark(check_slug(slug), fields))
+        return await _benchmark(info, doc)
+
+    @strawberry.mutation(description="Change a benchmark's descriptive data, family or status.")
+    async def update_benchmark(
+        self,
+        info: strawberry.Info[Context],
+        slug: str,
+        input: BenchmarkInput,
+        expected_revision: ExpectedRevision = None,
+    ) -> Benchmark:
+        editor = _editor(info)
+        fields = _parse(BenchmarkFields, input, "input")
+        doc = await _checked(editor.update_benchmark(slug, fields, expected_revision))
+        return await _benchmark(info, doc)
+
+    @strawberry.mutation(
+        description=(
+            "Record a read of a benchmark's leaderboard: it replaces the current leaderboard "
+            "in one atomic change and is kept in the benchmark's history. Recording the same "
+            "read again changes nothing and returns the read already recorded."
+        )
+    )
+    async def record_leaderboard_read(
+        self,
+        info: strawberry.Info[Context],
+        benchmark: str,
+        input: LeaderboardReadInput,
+        expected_revision: ExpectedRevision = None,
+    ) -> RecordReadPayload:
+        editor = _editor(info)
+        read = _parse(ReadInput, input, "input")
+        outcome = await _checked(editor.record_read(benchmark, read, expected_revision))
+        history = outcome.benchmark.get("history", [])
+        changes = changes_by_read(history)[history.index(outcome.read)]
+        return RecordReadPayload(
+            benchmark=await _benchmark(info, outcome.benchmark),
+            read=LeaderboardRead.from_read(outcome.read, changes),
+            recorded=outcome.recorded,
+        )
+
+    @strawberry.mutation(description="Add a model to the list of models we track.")
+    async def create_model(
+        self, info: strawberry.Info[Context], slug: str, input: ModelInput
+    ) -> Model:
+        editor = _editor(info)
+        doc = await _checked(
+            editor.create_model(check_slug(slug), _parse(ModelFields, input, "input"))
+        )
+        info.context.forget_loaded()
+        return Model.from_doc(doc)
+
+    @strawberry.mutation(
+        description=(
+            "Change a tracked model: its name, aliases, lab, release month or capability-index "
+            "rank. Tracked flags and leaders everywhere follow at once."
+        )
+    )
+    async def update_model(
+        self,
+        info: strawberry.Info[Context],
+        slug: str,
+        input: ModelInput,
+        expected_revision: ExpectedRevision = None,
+    ) -> Model:
+        editor = _editor(info)
+        fields = _parse(ModelFields, input, "input")
+        doc = await _checked(editor.update_model(slug, fields, expected_revision))
+        info.context.forget_loaded()
+        return Model.from_doc(doc)
+
+    @strawberry.mutation(description="Add a lab that benchmarks and models can name.")
+    async def create_lab(self, info: strawberry.Info[Context], input: SlugAndNameInput) -> Lab:
+        doc = await _checked(_editor(info).create_lab(_parse(LabInput, input, "input")))
+        return Lab(slug=doc["slug"], name=doc["name"])
+
+    @strawberry.mutation(description="Add a category that benchmarks can be filed under.")
+    async def create_category(
+        self, info: strawberry.Info[Context], input: SlugAndNameInput
+    ) -> Category:
+        doc = await _checked(_editor(info).create_category(_parse(CategoryInput, input, "input")))
+        return Category(slug=doc["slug"], name=doc["name"], benchmark_count=0)
+
+
+def _editor(info: strawberry.Info[Context]) -> Editor:
+    return Editor(info.context.store, by=_admin(info.context.identity).name)
+
+
+def _admin(identity: Identity | None) -> Identity:
+    if identity is None:
+        raise Unauthenticated(
+            "Changes need an API key with the admin scope: send `Authorization: Bearer <key>`."
+        )
+    if not identity.is_admin:
+        raise Forbidden(f"The API key {identity.name!r} may read only; changes need admin scope.")
+    return identity
+
+
+def _parse(model: type[T], value: Any, argument: str) -> T:
+    try:
+        return parse(model, as_plain(value))  # type: ignore[type-var]
+    except InvalidInput as error:
+        raise _for_graphql(error.within((argument,))) from error
+
+
+async def _checked(change: Awaitable[T]) -> T:
+    try:
+        return await change
+    except InvalidInput as error:
+        # The editor names fields of the input, or the `slug` argument itself.
+        about_slug = error.problems[0].location[:1] == ("slug",)
+        raise _for_graphql(error if about_slug else error.within(("input",))) from error
+
+
+def _for_graphql(error: InvalidInput) -> InvalidInput:
+    return InvalidInput([Problem(camel_case(p.location), p.message) for p in error.problems])
+
+
+async def _benchmark(info: strawberry.Info[Context], doc: Any) -> Benchmark:
+    info.context.forget_loaded()
+    return (await benchmarks_from_docs(info.context, [doc]))[0]

@@ -1,0 +1,71 @@
+"""API keys: created and revoked with the CLI, sent as `Authorization: Bearer <key>`.
+
+A key reads `alm_<id>_<secret>`. Only a SHA-256 hash of the secret is stored (the secret is
+random, so a slow password hash would add nothing); it is compared in constant time. Keys are
+looked up on every request, so a revoked key stops working on the next one.
+"""
+
+import hashlib
+import hmac
+import secrets
+from datetime import UTC, datetime
+
+from schema.context import Identity
+from store.documents import ApiKeyDoc
+from store.queries import AlreadyExists, Store
+
+SCOPES = ("read", "admin")
+PREFIX = "alm"
+
+
+class InvalidCredentials(Exception):
+    """The request carries credentials that are malformed, unknown or revoked."""
+
+
+async def create_key(store: Store, name: str, scope: str) -> str:
+    """Store a new key and return it: the only time its secret is ever shown."""
+    if scope not in SCOPES:
+        raise ValueError(f"scope must be one of {', '.join(SCOPES)}, not {scope!r}")
+    if not name.strip():
+        raise ValueError("a key needs a name")
+    key_id, secret = secrets.token_hex(6), secrets.token_hex(32)
+    doc: ApiKeyDoc = {
+        "key_id": key_id,
+        "name": name.strip(),
+        "scope": scope,
+        "secret_sha256": _digest(secret),
+        "created_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "revoked_at": None,
+    }
+    try:
+        await store.insert("api_keys", doc)
+    except AlreadyExists as error:
+        raise ValueError(f"there is already a key named {name!r}") from error
+    return f"{PREFIX}_{key_id}_{secret}"
+
+
+async def revoke_key(store: Store, name: str) -> bool:
+    return await store.revoke_api_key(name, datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
+
+
+async def authenticate(store: Store, authorization: str | None) -> Identity | None:
+    """Who the request comes from: None without credentials, `InvalidCredentials` if bad."""
+    if authorization is None:
+        return None
+    scheme, _, token = authorization.strip().partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise InvalidCredentials("Send the API key as `Authorization: Bearer <key>`.")
+    parts = token.strip().split("_")
+    if len(parts) != 3 or parts[0] != PREFIX:
+        raise InvalidCredentials("The API key is malformed: keys read `alm_<id>_<secret>`.")
+    _, key_id, secret = parts
+    doc = await store.api_key(key_id)
+    if doc is None or not hmac.compare_digest(doc["secret_sha256"], _digest(secret)):
+        raise InvalidCredentials("The API key is not valid.")
+    if doc["revoked_at"] is not None:
+        raise InvalidCredentials("The API key was revoked.")
+    return Identity(name=doc["name"], scope=doc["scope"])
+
+
+def _digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()

@@ -1,0 +1,166 @@
+"""Bulk import and export on the store: all-or-nothing per benchmark, idempotent, lossless."""
+
+import copy
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from editing.changes import Stamp
+from editing.dataset import CSV_COLUMNS, dataset_from_csv, export_dataset
+from editing.importer import import_dataset
+from store.queries import Store
+from tests.conftest import empty_store, snapshot
+
+STAMP = Stamp(by="importer", at=datetime(2026, 11, 29, 12, 0, tzinfo=UTC))
+TRACKS = [
+    "code-interpreter-benchmark-math",
+    "code-interpreter-benchmark-visualization-hard",
+    "code-interpreter-benchmark-visualization-easy",
+    "code-interpreter-benchmark-general",
+]
+
+
+async def test_export_wipe_import_export_gives_the_same_content(store: Store) -> None:
+    exported = await export_dataset(store)
+    fresh = await empty_store()
+    summary = await import_dataset(fresh, exported, STAMP)
+    assert summary.count("rejected") == 0, summary.rejected
+    assert await export_dataset(fresh) == exported
+    assert len(exported["benchmarks"]) == 11
+    assert exported["site"] == {"launch_posts_read": 522, "labs_read": 52}
+    assert len(exported["provenance"]) >= 5
+
+
+async def test_importing_the_same_file_again_changes_nothing(store: Store) -> None:
+    dataset = with_new_reads(await export_dataset(store), TRACKS)
+    first = await import_dataset(store, dataset, STAMP)
+    assert first.count("updated") == 4
+    before = await snapshot(store)
+    again = await import_dataset(store, dataset, STAMP)
+    assert again.count("created") == again.count("updated") == again.count("rejected") == 0
+    assert await snapshot(store) == before
+
+
+async def test_a_dry_run_reports_and_writes_nothing(store: Store) -> None:
+    dataset = with_new_reads(await export_dataset(store), TRACKS)
+    dataset["labs"].append({"slug": "acme", "name": "Acme"})
+    before = await snapshot(store)
+    planned = await import_dataset(store, dataset, STAMP, dry_run=True)
+    assert await snapshot(store) == before
+    done = await import_dataset(store, dataset, STAMP)
+    assert [(o.section, o.key, o.result) for o in planned.outcomes if o.section != "site"] == [
+        (o.section, o.key, o.result) for o in done.outcomes if o.section != "site"
+    ]
+    assert planned.count("created") == 1
+    assert planned.count("updated") == 4
+
+
+async def test_a_bad_item_is_rejected_with_its_reason_and_the_rest_imported(
+    store: Store,
+) -> None:
+    dataset = with_new_reads(await export_dataset(store), TRACKS)
+    bad = next(b for b in dataset["benchmarks"] if b["slug"] == TRACKS[0])
+    bad["reads"][-1]["entries"][3]["score"] = 150
+    dataset["models"].append({"slug": "impostor", "name": "Impostor", "aliases": ["Qwen-14B-Chat"]})
+    dataset["benchmarks"].append({"slug": "Not A Slug", "name": "x"})
+    before = await store.benchmarks_by_slugs([TRACKS[0]])
+
+    summary = await import_dataset(store, dataset, STAMP)
+    reasons = {o.key: o.reason for o in summary.rejected}
+    assert reasons == {
+        TRACKS[0]: "reads[1].entries[3].score: 150.0 is outside 0-100 for PERCENT",
+        "impostor": "aliases[0]: 'Qwen-14B-Chat' already belongs to model 'qwen-14b'",
+        "Not A Slug": (
+            "slug: 'Not A Slug' is not a slug: lowercase letters and digits joined by '-'"
+        ),
+    }
+    assert summary.count("updated") == 3
+    assert await store.benchmarks_by_slugs([TRACKS[0]]) == before
+
+
+async def test_a_failure_part_way_leaves_no_half_updated_benchmark(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dataset = with_new_reads(await export_dataset(store), TRACKS)
+    for benchmark in dataset["benchmarks"]:
+        if benchmark["slug"] in TRACKS:
+            benchmark["note"] = "Re-read in November."
+    old = {doc["slug"]: doc for doc in await store.benchmarks_by_slugs(TRACKS)}
+
+    # The database fails on the third benchmark write.
+    write = store.replace_at_revision
+    writes = 0
+
+    async def failing_write(*args: Any) -> bool:
+        nonlocal writes
+        writes += 1
+        if writes == 3:
+            raise ConnectionError("connection reset by the database")
+        return await write(*args)
+
+    monkeypatch.setattr(store, "replace_at_revision", failing_write)
+    with pytest.raises(ConnectionError):
+        await import_dataset(store, dataset, STAMP)
+
+    states = {doc["slug"]: doc for doc in await store.benchmarks_by_slugs(TRACKS)}
+    updated = [slug for slug in TRACKS if states[slug] != old[slug]]
+    assert len(updated) == 2
+    for slug in TRACKS:
+        doc = states[slug]
+        if slug in updated:  # Both its new note and its new read, at one new revision.
+            assert doc["note"] == "Re-read in November."
+            assert len(doc["history"]) == 2
+            assert doc["scores_refreshed_on"] == "2026-11-28"
+            assert doc["revision"] == old[slug]["revision"] + 2
+        else:
+            assert doc == old[slug]
+
+    monkeypatch.setattr(store, "replace_at_revision", write)
+    rerun = await import_dataset(store, dataset, STAMP)
+    assert rerun.count("updated") == 2
+    assert rerun.count("rejected") == 0
+    finished = {doc["slug"]: doc for doc in await store.benchmarks_by_slugs(TRACKS)}
+    assert all(len(doc["history"]) == 2 for doc in finished.values())
+    assert all(doc["note"] == "Re-read in November." for doc in finished.values())
+
+
+async def test_csv_rows_become_one_read_per_benchmark_and_day(store: Store) -> None:
+    text = (
+        "benchmark,read_on,model_name,setting,score,published_on\n"
+        f"{TRACKS[3]},2026-11-20,Qwen-14B-Chat,v2,70.5,2026-11-19\n"
+        f"{TRACKS[3]},2026-11-20,GPT-4 (snapshot unspecified),v2,85,2026-11-19\n"
+        f"{TRACKS[3]},2026-11-25,Qwen-14B-Chat,v2,71,2026-11-24\n"
+        f"{TRACKS[0]},2026-11-20,Qwen-14B-Chat,v2,abc,\n"
+    )
+    summary = await import_dataset(store, dataset_from_csv(text), STAMP)
+    reasons = {o.key: o.reason for o in summary.rejected}
+    assert reasons == {
+        TRACKS[
+            0
+        ]: "line[5].score: Input should be a valid number, unable to parse string as a number"
+    }
+    [general] = await store.benchmarks_by_slugs([TRACKS[3]])
+    assert [read["read_on"] for read in general["history"]] == [
+        "2026-11-12",
+        "2026-11-20",
+        "2026-11-25",
+    ]
+    assert general["entries"][0]["score"] == 71.0
+
+
+def with_new_reads(dataset: dict[str, Any], slugs: list[str]) -> dict[str, Any]:
+    """The dataset with one more read for each of `slugs`: every score one point lower."""
+    changed = copy.deepcopy(dataset)
+    for benchmark in changed["benchmarks"]:
+        if benchmark["slug"] in slugs:
+            latest = benchmark["reads"][-1]["entries"]
+            rows = [{**row, "score": max(row["score"] - 1, 0)} for row in latest]
+            benchmark["reads"].append({"read_on": "2026-11-28", "entries": rows})
+    return changed
+
+
+def test_the_readme_documents_every_csv_column() -> None:
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    assert ",".join(CSV_COLUMNS) in readme

@@ -1,0 +1,110 @@
+"""Curating the models we track: aliases belong to one model, and every figure follows at once."""
+
+from store.queries import Store
+from tests.conftest import GraphQLClient, snapshot
+
+GENERAL = "code-interpreter-benchmark-general"
+
+CREATE = """
+mutation($slug: String!, $input: ModelInput!) {
+  createModel(slug: $slug, input: $input) {
+    slug name aliases lab { slug } releasedOn capabilityIndexRank revision updatedBy
+  }
+}"""
+UPDATE = """
+mutation($slug: String!, $input: ModelInput!, $expected: Int) {
+  updateModel(slug: $slug, input: $input, expectedRevision: $expected) {
+    name aliases capabilityIndexRank revision
+  }
+}"""
+PAGE = f"""{{ benchmark(slug: "{GENERAL}") {{
+  trackedLeader {{ modelName score }} trackedModelCount strongestModelTested {{ name }}
+  lastModelAdded {{ name }} leaderboard {{ modelName tracked }}
+}} }}"""
+
+
+async def test_a_new_model_is_tracked_everywhere_at_once(admin: GraphQLClient) -> None:
+    before = (await admin.data(PAGE))["benchmark"]
+    assert before["trackedLeader"] == {"modelName": "Qwen-14B", "score": 65.5}
+    assert before["trackedModelCount"] == 2
+
+    created = await admin.data(
+        CREATE,
+        slug="qwen-72b",
+        input={
+            "name": "Qwen-72B",
+            "aliases": ["Qwen-72B-Chat"],
+            "lab": "qwen",
+            "releasedOn": "2023-11",
+            "capabilityIndexRank": 150,
+        },
+    )
+    assert created["createModel"] == {
+        "slug": "qwen-72b",
+        "name": "Qwen-72B",
+        "aliases": ["Qwen-72B-Chat"],
+        "lab": {"slug": "qwen"},
+        "releasedOn": "2023-11",
+        "capabilityIndexRank": 150,
+        "revision": 1,
+        "updatedBy": "editor",
+    }
+    after = (await admin.data(PAGE))["benchmark"]
+    assert after["trackedLeader"] == {"modelName": "Qwen-72B", "score": 82.8}
+    assert after["trackedModelCount"] == 3
+    assert after["strongestModelTested"] == {"name": "Qwen-72B"}
+    assert after["lastModelAdded"] == {"name": "Qwen-72B"}
+    assert {"modelName": "Qwen-72B", "tracked": True} in after["leaderboard"]
+
+
+async def test_renaming_an_alias_changes_what_is_tracked(admin: GraphQLClient) -> None:
+    changed = await admin.data(UPDATE, slug="qwen-14b", input={"aliases": []}, expected=1)
+    assert changed["updateModel"] == {
+        "name": "Qwen-14B",
+        "aliases": [],
+        "capabilityIndexRank": 213,
+        "revision": 2,
+    }
+    page = (await admin.data(PAGE))["benchmark"]
+    assert page["trackedLeader"] == {"modelName": "ChatGLM3-6B", "score": 62.1}
+    assert {"modelName": "Qwen-14B-Chat", "tracked": False} in page["leaderboard"]
+
+
+async def test_an_alias_of_another_model_is_refused(admin: GraphQLClient, store: Store) -> None:
+    before = await snapshot(store)
+    for slug, query, fields in (
+        ("qwen-14b", UPDATE, {"aliases": ["Qwen-14B-Chat", " chatglm3-6b "]}),
+        ("new-one", CREATE, {"name": "New", "aliases": ["QWEN-14B-CHAT"]}),
+        ("new-two", CREATE, {"name": "qwen-14b"}),
+    ):
+        body = await admin(query, slug=slug, input=fields)
+        [error] = body["errors"]
+        assert error["extensions"]["code"] == "BAD_USER_INPUT"
+        assert "already belongs to model" in error["message"]
+        assert error["extensions"]["field"] in (
+            "input.aliases[1]",
+            "input.aliases[0]",
+            "input.name",
+        )
+    assert await snapshot(store) == before
+
+
+async def test_other_refusals_name_their_field(admin: GraphQLClient, store: Store) -> None:
+    before = await snapshot(store)
+    cases = [
+        ({"name": "A", "lab": "nobody"}, "input.lab"),
+        ({"name": "A", "releasedOn": "2999-12"}, "input.releasedOn"),
+        ({"name": "A", "capabilityIndexRank": 0}, "input.capabilityIndexRank"),
+        ({"name": "A", "aliases": ["B", "b"]}, "input.aliases[1]"),
+        ({"aliases": ["B"]}, "input.name"),
+    ]
+    for fields, field in cases:
+        body = await admin(CREATE, slug="a", input=fields)
+        assert body["errors"][0]["extensions"]["field"] == field, body
+    assert await snapshot(store) == before
+
+
+async def test_a_stale_model_revision_is_a_conflict(admin: GraphQLClient) -> None:
+    await admin.data(UPDATE, slug="qwen-14b", input={"capabilityIndexRank": 200}, expected=1)
+    body = await admin(UPDATE, slug="qwen-14b", input={"capabilityIndexRank": 199}, expected=1)
+    assert body["errors"][0]["extensions"] == {"currentRevision": 2, "code": "CONFLICT"}

@@ -1,0 +1,68 @@
+"""What a read changed, and which results count as recorded (pure rules)."""
+
+from resolvers.history import (
+    changes_by_read,
+    is_recorded,
+    read_changes,
+    results_ever_recorded,
+    same_entries,
+)
+from store.documents import Date, DateTime, EntryDoc, ReadDoc
+
+
+def entry(name: str, score: float, setting: str | None = "v1", on: str = "2026-01-01") -> EntryDoc:
+    return {
+        "model_name": name,
+        "setting": setting,
+        "score": score,
+        "source": None,
+        "published_on": Date(on),
+    }
+
+
+def read(on: str, *entries: EntryDoc) -> ReadDoc:
+    return {
+        "revision": 1,
+        "read_on": Date(on),
+        "recorded_by": "test",
+        "recorded_at": DateTime(f"{on}T00:00:00Z"),
+        "entries": list(entries),
+    }
+
+
+def test_rows_match_by_model_and_setting_ignoring_case_and_spaces() -> None:
+    changes = read_changes(
+        [entry("Qwen", 50), entry("GPT-4", 80), entry("Old", 10)],
+        [entry(" qwen ", 55), entry("GPT-4", 80), entry("GPT-4", 81, setting="v2")],
+    )
+    assert [e["model_name"] for e in changes.added] == ["GPT-4"]
+    assert changes.added[0]["setting"] == "v2"
+    assert [e["model_name"] for e in changes.removed] == ["Old"]
+    assert [(c.before["score"], c.after["score"]) for c in changes.changed] == [(50, 55)]
+
+
+def test_the_first_read_adds_every_row() -> None:
+    history = [read("2026-01-02", entry("A", 1), entry("B", 2)), read("2026-01-03", entry("A", 1))]
+    first, second = changes_by_read(history)
+    assert len(first.added) == 2
+    assert not first.removed
+    assert not second.added
+    assert [e["model_name"] for e in second.removed] == ["B"]
+
+
+def test_the_same_read_is_recognised_whatever_the_row_order() -> None:
+    rows = [entry("A", 1), entry("B", 2)]
+    assert same_entries(rows, rows[::-1])
+    assert not same_entries(rows, [entry("A", 1), entry("B", 2.5)])
+    history = [read("2026-01-02", *rows)]
+    assert is_recorded(history, "2026-01-02", rows[::-1])
+    assert not is_recorded(history, "2026-01-03", rows)
+
+
+def test_a_result_read_again_counts_once_and_a_rescore_counts_again() -> None:
+    history = [
+        read("2026-01-02", entry("A", 1), entry("B", 2)),
+        read("2026-01-03", entry("A", 1), entry("B", 3, on="2026-01-03")),
+    ]
+    results = results_ever_recorded(history)
+    assert [(e["model_name"], e["score"]) for e in results] == [("A", 1), ("B", 2), ("B", 3)]
