@@ -16,6 +16,7 @@ WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY schema schema
 COPY resolvers resolvers
+COPY editing editing
 COPY store store
 COPY server server
 RUN /venv/bin/pip install --no-cache-dir .

@@ -14,7 +14,16 @@ from editing.inputs import BenchmarkFields, ModelFields, ReadInput
 from resolvers.history import entry_identity, is_recorded
 from resolvers.tracking import model_key
 from store.derived import with_benchmark_keys, with_model_keys
-from store.documents import BenchmarkDoc, CategoryDoc, EntryDoc, LabDoc, ModelDoc, ReadDoc
+from store.documents import (
+    BenchmarkDoc,
+    CategoryDoc,
+    Date,
+    DateTime,
+    EntryDoc,
+    LabDoc,
+    ModelDoc,
+    ReadDoc,
+)
 from store.vocabulary import score_range
 
 BOOKKEEPING = ("revision", "updated_by", "updated_at")
@@ -28,13 +37,13 @@ class Stamp:
     at: datetime
 
     @property
-    def time(self) -> str:
+    def time(self) -> DateTime:
         return utc_time(self.at)
 
 
-def utc_time(at: datetime) -> str:
+def utc_time(at: datetime) -> DateTime:
     """A moment as stored: ISO 8601 in UTC, to the second (`2026-11-12T09:30:00Z`)."""
-    return at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return DateTime(at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
 
 
 @dataclass(frozen=True)
@@ -67,7 +76,6 @@ NEW_BENCHMARK: dict[str, Any] = {
     "source": None,
     "model_card_reports": [],
     "history": [],
-    "revision": 0,
 }
 REQUIRED_BENCHMARK_FIELDS = ("name", "metric", "category", "status", "prominence")
 REQUIRED_MODEL_FIELDS = ("name",)
@@ -103,7 +111,8 @@ def changed_benchmark(
         problems += _score_problems(doc)
     if problems:
         raise InvalidInput(problems)
-    return _stamped(current, with_benchmark_keys(doc), stamp)  # type: ignore[arg-type]
+    changed: BenchmarkDoc | None = _stamped(current, with_benchmark_keys(doc), stamp)  # type: ignore[arg-type]
+    return changed
 
 
 def with_read(current: BenchmarkDoc, read: ReadInput, stamp: Stamp) -> BenchmarkDoc | None:
@@ -128,13 +137,14 @@ def with_read(current: BenchmarkDoc, read: ReadInput, stamp: Stamp) -> Benchmark
         raise InvalidInput(problems)
     recorded: ReadDoc = {
         "revision": current["revision"] + 1,
-        "read_on": read.read_on,  # type: ignore[typeddict-item]
+        "read_on": Date(read.read_on),
         "recorded_by": read.recorded_by or stamp.by,
         "recorded_at": stamp.time if read.recorded_at is None else utc_time(read.recorded_at),
         "entries": entries,
     }
-    doc = {**current, "history": [*history, recorded]}
-    return _stamped(current, with_benchmark_keys(doc), stamp)
+    doc: BenchmarkDoc = {**current, "history": [*history, recorded]}
+    changed: BenchmarkDoc | None = _stamped(current, with_benchmark_keys(doc), stamp)
+    return changed
 
 
 NEW_MODEL: dict[str, Any] = {
@@ -142,7 +152,6 @@ NEW_MODEL: dict[str, Any] = {
     "lab": None,
     "released_on": None,
     "capability_index_rank": None,
-    "revision": 0,
 }
 
 
@@ -172,10 +181,11 @@ def changed_model(
         problems += _name_problems(slug, doc["name"], doc["aliases"], owners)
     if problems:
         raise InvalidInput(problems)
-    return _stamped(current, with_model_keys(doc), stamp)  # type: ignore[arg-type]
+    changed: ModelDoc | None = _stamped(current, with_model_keys(doc), stamp)  # type: ignore[arg-type]
+    return changed
 
 
-def _stamped(current: Any, doc: dict[str, Any], stamp: Stamp) -> Any:
+def _stamped(current: Any, doc: Any, stamp: Stamp) -> Any:
     if current is not None and _content(current) == _content(doc):
         return None
     revision = 1 if current is None else current["revision"] + 1

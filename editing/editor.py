@@ -60,7 +60,7 @@ class Editor:
         async def change(current: BenchmarkDoc) -> BenchmarkDoc | None:
             return changed_benchmark(current, slug, fields, await self.catalog(), self.stamp())
 
-        doc, _ = await self._update("benchmarks", slug, expected_revision, change)
+        doc: BenchmarkDoc = (await self._update("benchmarks", slug, expected_revision, change))[0]
         return doc
 
     async def record_read(
@@ -100,7 +100,7 @@ class Editor:
             labs, owners = await self._model_context(current, fields)
             return changed_model(current, slug, fields, labs, owners, self.stamp())
 
-        doc, _ = await self._update("models", slug, expected_revision, change)
+        doc: ModelDoc = (await self._update("models", slug, expected_revision, change))[0]
         return doc
 
     async def create_lab(self, lab: LabInput) -> LabDoc:

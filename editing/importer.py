@@ -99,7 +99,10 @@ async def import_dataset(
     write = not dry_run
 
     async def registry(section: str, known: dict[str, Any], item: Any) -> None:
-        entry = parse(LabInput if section == "labs" else CategoryInput, item, today=_day(stamp))
+        model: type[LabInput] | type[CategoryInput] = (
+            LabInput if section == "labs" else CategoryInput
+        )
+        entry = parse(model, item, today=_day(stamp))
         held = known.get(entry.slug)
         if held is not None and held["name"] != entry.name:
             raise InvalidInput.at(
