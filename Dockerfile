@@ -17,6 +17,7 @@ COPY pyproject.toml README.md ./
 COPY schema schema
 COPY resolvers resolvers
 COPY editing editing
+COPY limits limits
 COPY store store
 COPY server server
 RUN /venv/bin/pip install --no-cache-dir .

@@ -4,13 +4,12 @@ import logging
 
 import strawberry
 from graphql import GraphQLError
-from strawberry.extensions import ParserCache, ValidationCache
 from strawberry.schema.config import StrawberryConfig
 from strawberry.types.execution import ExecutionContext
 
-from schema.caching import MarkReusable
+from schema.checked_document import CheckedDocument
 from schema.context import Context, Identity, new_context
-from schema.errors import ValidationErrorCodes, is_unexpected
+from schema.errors import is_unexpected
 from schema.mutation import Mutation
 from schema.query import Query
 from schema.scalars import SCALARS
@@ -34,10 +33,5 @@ schema = AlmanacSchema(
     query=Query,
     mutation=Mutation,
     config=StrawberryConfig(scalar_map=SCALARS),
-    extensions=[
-        lambda: ParserCache(maxsize=256),
-        lambda: ValidationCache(maxsize=256),
-        ValidationErrorCodes,
-        MarkReusable,
-    ],
+    extensions=[CheckedDocument],
 )

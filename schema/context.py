@@ -97,8 +97,8 @@ class Context:
     loaders: Loaders
     request: Any = None
     identity: Identity | None = None
-    # Set after execution: whether the answer may be reused (see schema.caching).
-    reusable: bool = False
+    # The document as the HTTP layer parsed and checked it (see schema.checked_document).
+    document: Any = None
 
     def forget_loaded(self) -> None:
         """Drop what the loaders hold, after a write changed it."""

@@ -1,9 +1,6 @@
 """The errors a client can see: each has a code in `extensions.code`, defined here once."""
 
-from collections.abc import Iterator
-
 from graphql import GraphQLError, GraphQLSyntaxError
-from strawberry.extensions import SchemaExtension
 
 from editing.errors import EditError
 
@@ -13,6 +10,19 @@ BAD_USER_INPUT = "BAD_USER_INPUT"
 INTERNAL_SERVER_ERROR = "INTERNAL_SERVER_ERROR"
 UNAUTHENTICATED = "UNAUTHENTICATED"
 FORBIDDEN = "FORBIDDEN"
+# Refusals before execution (see limits/): each limit has its own code.
+TOO_MANY_TOKENS = "TOO_MANY_TOKENS"
+FRAGMENT_CYCLE = "FRAGMENT_CYCLE"
+MAX_DEPTH_EXCEEDED = "MAX_DEPTH_EXCEEDED"
+TOO_MANY_ALIASES = "TOO_MANY_ALIASES"
+MAX_COST_EXCEEDED = "MAX_COST_EXCEEDED"
+BATCH_TOO_LARGE = "BATCH_TOO_LARGE"
+THROTTLED = "THROTTLED"
+TIMEOUT = "TIMEOUT"
+# Persisted queries and trusted documents.
+PERSISTED_QUERY_NOT_FOUND = "PERSISTED_QUERY_NOT_FOUND"
+PERSISTED_QUERY_HASH_MISMATCH = "PERSISTED_QUERY_HASH_MISMATCH"
+DOCUMENT_NOT_TRUSTED = "DOCUMENT_NOT_TRUSTED"
 
 INTERNAL_ERROR_MESSAGE = "Internal server error: the request could not be completed. It was logged."
 
@@ -70,20 +80,3 @@ def with_code(error: GraphQLError) -> GraphQLError:
         path=error.path,
         extensions={**(error.extensions or {}), **details, "code": code},
     )
-
-
-class ValidationErrorCodes(SchemaExtension):
-    """Marks validation errors, which look like any other error once validation is over.
-
-    The HTTP view gives every other error its code with `with_code`, once the result is final.
-    """
-
-    def on_validate(self) -> Iterator[None]:
-        yield
-        for error in self.execution_context.pre_execution_errors or []:
-            if isinstance(error, GraphQLSyntaxError):
-                continue
-            # A value our scalars refuse is bad input, written inline or sent as a variable.
-            refused_value = isinstance(error.original_error, ClientError)
-            code = BAD_USER_INPUT if refused_value else GRAPHQL_VALIDATION_FAILED
-            error.extensions = {**(error.extensions or {}), "code": code}

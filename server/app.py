@@ -1,22 +1,35 @@
-"""The Starlette application: routes, GraphiQL's files, health checks, and the store's life."""
+"""The Starlette application: routes, middleware, GraphiQL's files, health checks, and the
+life of the store and of the shared services (budgets, persisted queries)."""
 
 import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+from redis.asyncio import Redis
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
+from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import Route, request_response
 
 from editing.importer import seed
-from schema import schema
+from limits.budgets import LocalBudgets
+from limits.redis_budgets import RedisBudgets
 from server.api_keys import create_key
 from server.errors import http_error
 from server.graphiql import asset_endpoint
-from server.graphql_view import AlmanacGraphQL
+from server.graphql_endpoint import GraphQLEndpoint, Services
+from server.persisted_queries import (
+    LocalDocuments,
+    PersistedQueries,
+    RedisDocuments,
+    load_trusted_documents,
+)
+from server.published_schema import published_schema
 from server.response_cache import ResponseCache
 from server.settings import Settings
 from store.changes import follow_changes
@@ -32,9 +45,7 @@ EMBEDDED_ADMIN_KEY_NAME = "embedded-admin"
 def create_app(settings: Settings, store: Store | None = None) -> Starlette:
     """The app. Without a `store`, it opens (and prepares) the configured one at start-up."""
 
-    answers = (
-        ResponseCache(settings.response_cache_bytes) if settings.response_cache_bytes else None
-    )
+    services = shared_services(settings)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -47,19 +58,67 @@ def create_app(settings: Settings, store: Store | None = None) -> Starlette:
         yield
         if following is not None:
             following.cancel()
+        await services.budgets.close()
 
     app = Starlette(
         exception_handlers={HTTPException: refusal},
         routes=[
-            Route("/graphql", AlmanacGraphQL(schema, settings, answers), methods=["GET", "POST"]),
-            Route("/graphiql/{name}", asset_endpoint(settings.graphiql_packages)),
+            Route("/graphql", GraphQLEndpoint(settings, services), methods=["GET", "POST"]),
+            Route("/schema.graphql", published_schema),
+            Route(
+                "/graphiql/{name}",
+                GZipMiddleware(request_response(asset_endpoint(settings.graphiql_packages))),
+            ),
             Route("/healthz", healthz),
             Route("/readyz", readyz),
         ],
+        middleware=cors(settings),
         lifespan=lifespan,
     )
     app.state.store = store
+    app.state.services = services
     return app
+
+
+def shared_services(settings: Settings) -> Services:
+    """Budgets and persisted queries: in Redis when configured (shared by every process)."""
+    answers = (
+        ResponseCache(settings.response_cache_bytes) if settings.response_cache_bytes else None
+    )
+    trusted = (
+        load_trusted_documents(settings.trusted_documents) if settings.trusted_documents else None
+    )
+    if settings.redis_url is None:
+        return Services(LocalBudgets(), PersistedQueries(LocalDocuments(), trusted), answers)
+    redis = Redis.from_url(settings.redis_url)
+    prefix = settings.redis_key_prefix
+    return Services(
+        RedisBudgets(redis, prefix),
+        PersistedQueries(RedisDocuments(redis, prefix), trusted),
+        answers,
+    )
+
+
+def cors(settings: Settings) -> list[Middleware]:
+    """Browsers may call the API from the configured origins only (none by default)."""
+    if not settings.cors_origins:
+        return []
+    return [
+        Middleware(
+            CORSMiddleware,
+            allow_origins=settings.cors_origins,
+            allow_methods=["GET", "POST"],
+            allow_headers=["Authorization", "Content-Type", "If-None-Match"],
+            expose_headers=[
+                "ETag",
+                "Retry-After",
+                "RateLimit-Limit",
+                "RateLimit-Remaining",
+                "RateLimit-Reset",
+            ],
+            max_age=600,
+        )
+    ]
 
 
 async def open_store(settings: Settings) -> Store:

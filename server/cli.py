@@ -18,7 +18,7 @@ from editing.changes import Stamp
 from editing.dataset import export_dataset, read_dataset
 from editing.errors import InvalidInput
 from editing.importer import ImportSummary, import_dataset, item_count, seed
-from schema import schema
+from schema.stability import breaking_changes, published_sdl
 from server.api_keys import SCOPES, create_key, revoke_key
 from server.settings import Settings
 from store.client import connect, prepare
@@ -161,15 +161,24 @@ def export_file(file: Path) -> None:
     click.echo(f"Exported {len(dataset['benchmarks'])} benchmarks to {file}.")
 
 
-@main.command("export-schema", help="Write the schema's SDL (to schema.graphql by default).")
+@main.command(
+    "export-schema",
+    help="Write the schema's SDL (to schema.graphql by default), refusing breaking changes.",
+)
 @click.option("--output", type=click.Path(dir_okay=False, path_type=Path), default=SCHEMA_FILE)
 def export_schema(output: Path) -> None:
-    output.write_text(schema_sdl(), encoding="utf-8")
+    current = published_sdl()
+    if output.exists() and (breaking := breaking_changes(output.read_text("utf-8"), current)):
+        click.echo(
+            "Refused: these changes would break clients of the published schema. Deprecate "
+            "with a reason first (`deprecation_reason=`), publish that, remove later:",
+            err=True,
+        )
+        for change in breaking:
+            click.echo(f"  {change}", err=True)
+        raise SystemExit(1)
+    output.write_text(current, encoding="utf-8")
     click.echo(f"Wrote {output}")
-
-
-def schema_sdl() -> str:
-    return schema.as_str() + "\n"
 
 
 if __name__ == "__main__":

@@ -14,14 +14,38 @@ HTTP_ERROR_CODES = {
     406: "NOT_ACCEPTABLE",
     413: "PAYLOAD_TOO_LARGE",
     415: "UNSUPPORTED_MEDIA_TYPE",
+    429: "THROTTLED",
 }
 
 
+class HTTPRefusal(Exception):
+    """A request refused at the HTTP level, before any GraphQL is read."""
+
+    def __init__(
+        self,
+        status_code: int,
+        message: str,
+        headers: Mapping[str, str] | None = None,
+        code: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+        self.message = message
+        self.headers = headers
+        self.code = code
+
+    def response(self) -> Response:
+        return http_error(self.status_code, self.message, self.headers, self.code)
+
+
 def http_error(
-    status_code: int, message: str, headers: Mapping[str, str] | None = None
+    status_code: int,
+    message: str,
+    headers: Mapping[str, str] | None = None,
+    code: str | None = None,
 ) -> Response:
     """A response with one GraphQL-shaped error: `{"errors": [{"message", "extensions"}]}`."""
-    code = HTTP_ERROR_CODES.get(status_code, "BAD_REQUEST")
+    code = code or HTTP_ERROR_CODES.get(status_code, "BAD_REQUEST")
     body = {"errors": [{"message": message, "extensions": {"code": code}}]}
     return Response(
         encode_json(body), status_code=status_code, media_type="application/json", headers=headers

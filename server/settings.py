@@ -1,9 +1,13 @@
 """All configuration, read once from the environment (prefix ALMANAC_) and passed down."""
 
 from pathlib import Path
+from typing import Annotated, Self
 
-from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from limits.budgets import BucketPolicy
+from limits.document import DocumentLimits
 
 GRAPHIQL_PACKAGES = Path(__file__).parent / "graphiql" / "node_modules"
 
@@ -32,3 +36,70 @@ class Settings(BaseSettings):
         ),
     )
     log_level: str = Field(default="info", description="Log level of the server.")
+
+    # Limits, refused before execution (docs/partners.md explains them to clients).
+    max_query_cost: int = Field(default=5_000, gt=0, description="Most points one request costs.")
+    max_depth: int = Field(default=15, gt=0, description="Deepest nesting of fields.")
+    max_aliases: int = Field(default=30, ge=0, description="Most aliases in one document.")
+    max_tokens: int = Field(default=5_000, gt=0, description="Most lexical tokens in a document.")
+    max_batch: int = Field(default=10, gt=0, description="Most operations in one batch.")
+    request_timeout_seconds: float = Field(
+        default=10.0, gt=0, description="A request running longer is stopped with TIMEOUT."
+    )
+    # Budgets: leaky buckets of points, per API key and per address for anonymous clients.
+    key_bucket_capacity: int = Field(default=20_000, gt=0)
+    key_restore_rate: float = Field(default=1_000.0, gt=0, description="Points per second.")
+    anonymous_bucket_capacity: int = Field(default=5_000, gt=0)
+    anonymous_restore_rate: float = Field(default=100.0, gt=0, description="Points per second.")
+    anonymous_access: bool = Field(
+        default=True, description="Whether requests without an API key are served at all."
+    )
+    redis_url: str | None = Field(
+        default=None,
+        description="Redis for budgets and persisted queries shared by every process; unset "
+        "means each process keeps its own.",
+    )
+    redis_key_prefix: str = Field(default="almanac:", description="Prefix of every Redis key.")
+    trusted_documents: Path | None = Field(
+        default=None,
+        description="JSON manifest {sha256: document}: when set, only these documents run "
+        "(admin keys excepted).",
+    )
+    # HTTP
+    cors_origins: Annotated[list[str], NoDecode] = Field(
+        default=[], description="Origins browsers may call the API from, comma-separated."
+    )
+    cache_max_age_seconds: int = Field(
+        default=0, ge=0, description="max-age of cacheable GET answers (ETags revalidate them)."
+    )
+
+    @field_validator("cors_origins", mode="before")
+    @classmethod
+    def _comma_separated(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [origin.strip() for origin in value.split(",") if origin.strip()]
+        return value
+
+    @model_validator(mode="after")
+    def _any_allowed_request_fits_a_bucket(self) -> Self:
+        smallest = min(self.key_bucket_capacity, self.anonymous_bucket_capacity)
+        if self.max_query_cost > smallest:
+            raise ValueError(
+                f"max_query_cost ({self.max_query_cost}) must not exceed the smallest bucket "
+                f"({smallest}), or a request allowed by cost could never run"
+            )
+        return self
+
+    @property
+    def document_limits(self) -> DocumentLimits:
+        return DocumentLimits(
+            max_tokens=self.max_tokens, max_depth=self.max_depth, max_aliases=self.max_aliases
+        )
+
+    @property
+    def key_budget(self) -> BucketPolicy:
+        return BucketPolicy(self.key_bucket_capacity, self.key_restore_rate)
+
+    @property
+    def anonymous_budget(self) -> BucketPolicy:
+        return BucketPolicy(self.anonymous_bucket_capacity, self.anonymous_restore_rate)

@@ -47,13 +47,17 @@ def only_error(response: httpx.Response) -> dict[str, Any]:
         ),
         (b"{ categories { slug } }", "", 415, "UNSUPPORTED_MEDIA_TYPE", "no content type"),
         (b"query=x", "application/x-www-form-urlencoded", 415, "UNSUPPORTED_MEDIA_TYPE", "JSON"),
+        (b"[]", "application/json", 400, "BAD_REQUEST", "batch is empty"),
+        (b'[{"query": "{ a }"}, 7]', "application/json", 400, "BAD_REQUEST", "batch item 1"),
+        (b'{"query": "{ a }", "extensions": 1}', "application/json", 400, "BAD_REQUEST", "object"),
         (
-            b'[{"query": "{ categories { slug } }"}]',
+            b'{"extensions": {"persistedQuery": {"version": 2, "sha256Hash": "ab"}}}',
             "application/json",
             400,
             "BAD_REQUEST",
-            "Batching",
+            "persistedQuery",
         ),
+        (b'{"documentId": "md5:ab"}', "application/json", 400, "BAD_REQUEST", "documentId"),
     ],
 )
 async def test_malformed_posts(
@@ -73,16 +77,23 @@ async def test_malformed_posts(
     assert message_part in error["message"]
 
 
-async def test_unknown_operation_name(client: httpx.AsyncClient) -> None:
+@pytest.mark.parametrize(
+    ("accept", "status"), [("application/json", 200), ("application/graphql-response+json", 400)]
+)
+async def test_unknown_operation_name(client: httpx.AsyncClient, accept: str, status: int) -> None:
     response = await client.post(
-        "/graphql", json={"query": "query A { categories { slug } }", "operationName": "B"}
+        "/graphql",
+        json={"query": "query A { categories { slug } }", "operationName": "B"},
+        headers={"accept": accept},
     )
-    assert response.status_code == 400
+    assert response.status_code == status
     assert only_error(response)["message"] == 'Unknown operation named "B".'
+    assert only_error(response)["extensions"]["code"] == "GRAPHQL_VALIDATION_FAILED"
 
 
 async def test_mutation_over_get_is_refused(client: httpx.AsyncClient) -> None:
-    response = await client.get("/graphql", params={"query": "mutation { x }"})
+    mutation = 'mutation { createLab(input: {slug: "x", name: "X"}) { slug } }'
+    response = await client.get("/graphql", params={"query": mutation})
     assert response.status_code == 405
     assert only_error(response)["extensions"]["code"] == "METHOD_NOT_ALLOWED"
 

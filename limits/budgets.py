@@ -1,0 +1,91 @@
+"""Budgets of points: a leaky bucket per client, as Shopify's GraphQL API meters its clients.
+
+Each request pours its cost into the client's bucket, which drains at a steady rate (the
+restore rate). A request that would overflow the bucket is refused until enough has drained.
+`remaining` is the room left in the bucket: the most a request may cost right now.
+"""
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from cachetools import LRUCache
+
+# Buckets kept in memory per process; a forgotten bucket is one that has drained anyway
+# (or belongs to one of very many addresses, which then start full again).
+LOCAL_BUCKETS = 100_000
+
+
+@dataclass(frozen=True)
+class BucketPolicy:
+    capacity: int
+    restore_rate: float  # points per second
+
+    def seconds_to_drain(self, level: float) -> float:
+        return level / self.restore_rate
+
+
+@dataclass(frozen=True)
+class Allowance:
+    """The outcome of pouring a request's cost into a bucket."""
+
+    allowed: bool
+    cost: int
+    policy: BucketPolicy
+    level: float  # points in the bucket afterwards
+
+    @property
+    def remaining(self) -> int:
+        return max(0, math.floor(self.policy.capacity - self.level))
+
+    @property
+    def retry_after(self) -> int:
+        """Whole seconds until this request would fit (0 when it was allowed)."""
+        if self.allowed:
+            return 0
+        overflow = self.level + self.cost - self.policy.capacity
+        return max(1, math.ceil(self.policy.seconds_to_drain(overflow)))
+
+    @property
+    def reset_after(self) -> int:
+        """Whole seconds until the bucket is empty again, the full capacity available."""
+        return math.ceil(self.policy.seconds_to_drain(self.level))
+
+
+class Budgets(Protocol):
+    async def take(self, bucket: str, cost: int, policy: BucketPolicy) -> Allowance:
+        """Pour `cost` into the bucket if it fits; say how full the bucket is afterwards."""
+        ...
+
+    async def close(self) -> None: ...
+
+
+def poured(level: float, cost: int, capacity: int) -> tuple[bool, float]:
+    """Whether `cost` fits into a bucket holding `level`, and the level afterwards."""
+    if level + cost <= capacity:
+        return True, level + cost
+    return False, level
+
+
+def drained(level: float, seconds: float, policy: BucketPolicy) -> float:
+    return max(0.0, level - max(0.0, seconds) * policy.restore_rate)
+
+
+class LocalBudgets:
+    """Buckets in this process: right for one process, or as the fallback when Redis fails."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self._buckets: LRUCache[str, tuple[float, float]] = LRUCache(maxsize=LOCAL_BUCKETS)
+
+    async def take(self, bucket: str, cost: int, policy: BucketPolicy) -> Allowance:
+        now = self.clock()
+        level, then = self._buckets.get(bucket, (0.0, now))
+        allowed, level = poured(drained(level, now - then, policy), cost, policy.capacity)
+        self._buckets[bucket] = (level, now)
+        return Allowance(allowed=allowed, cost=cost, policy=policy, level=level)
+
+    async def close(self) -> None:
+        pass

@@ -1,0 +1,200 @@
+"""Checking a GraphQL document before anything runs: size, shape, then the spec's validation.
+
+The checks run cheapest first, and each refusal has its own code, so a client knows which limit
+it hit: too many tokens (before parsing finishes), a fragment cycle, too deep, too many
+aliases, then the GraphQL spec's own validation rules.
+"""
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from cachetools import LRUCache
+from graphql import (
+    DocumentNode,
+    FieldNode,
+    FragmentDefinitionNode,
+    FragmentSpreadNode,
+    GraphQLError,
+    GraphQLSchema,
+    GraphQLSyntaxError,
+    InlineFragmentNode,
+    Lexer,
+    NoFragmentCyclesRule,
+    OperationDefinitionNode,
+    SelectionSetNode,
+    Source,
+    TokenKind,
+    parse,
+    specified_rules,
+    validate,
+)
+
+from schema.errors import (
+    BAD_USER_INPUT,
+    FRAGMENT_CYCLE,
+    GRAPHQL_PARSE_FAILED,
+    GRAPHQL_VALIDATION_FAILED,
+    MAX_DEPTH_EXCEEDED,
+    TOO_MANY_ALIASES,
+    TOO_MANY_TOKENS,
+    ClientError,
+)
+
+
+@dataclass(frozen=True)
+class DocumentLimits:
+    max_tokens: int
+    max_depth: int
+    max_aliases: int
+
+
+class DocumentRefused(Exception):
+    """The document may not run; `errors` say why, each with its code."""
+
+    def __init__(self, errors: list[GraphQLError]) -> None:
+        super().__init__(errors[0].message)
+        self.errors = errors
+
+
+def checked_document(schema: GraphQLSchema, text: str, limits: DocumentLimits) -> DocumentNode:
+    """The parsed document, if it is within the limits and valid; else `DocumentRefused`."""
+    tokens = token_count(text, stop_after=limits.max_tokens)
+    if tokens > limits.max_tokens:
+        raise _refused(
+            TOO_MANY_TOKENS,
+            f"The document has more than {limits.max_tokens} tokens, the most this API parses.",
+        )
+    try:
+        document = parse(text, max_tokens=limits.max_tokens)
+    except GraphQLSyntaxError as error:
+        raise DocumentRefused([_with_code(error, GRAPHQL_PARSE_FAILED)]) from error
+
+    if cycles := validate(schema, document, [NoFragmentCyclesRule]):
+        raise DocumentRefused([_with_code(error, FRAGMENT_CYCLE) for error in cycles])
+    if (depth := max_depth(document)) > limits.max_depth:
+        raise _refused(
+            MAX_DEPTH_EXCEEDED,
+            f"The document nests fields {depth} deep; the most allowed is {limits.max_depth}.",
+        )
+    if (aliases := alias_count(document)) > limits.max_aliases:
+        raise _refused(
+            TOO_MANY_ALIASES,
+            f"The document has {aliases} aliases; the most allowed is {limits.max_aliases}.",
+        )
+    if errors := validate(schema, document, specified_rules, max_errors=20):
+        raise DocumentRefused([_validation_error(error) for error in errors])
+    return document
+
+
+def token_count(text: str, stop_after: int) -> int:
+    """How many lexical tokens `text` holds, counting no further than one past `stop_after`."""
+    lexer = Lexer(Source(text))
+    count = 0
+    try:
+        while lexer.advance().kind is not TokenKind.EOF and count <= stop_after:
+            count += 1
+    except GraphQLSyntaxError:
+        pass  # The parser reports it, with its position.
+    return count
+
+
+def max_depth(document: DocumentNode) -> int:
+    """How deep fields nest in the document's deepest operation, through its fragments.
+
+    Call only on a document without fragment cycles.
+    """
+    fragments = _fragments(document)
+    operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
+    return max((_depth(op.selection_set, fragments) for op in operations), default=0)
+
+
+def alias_count(document: DocumentNode) -> int:
+    """How many aliased fields the document spells out."""
+    return sum(
+        1
+        for definition in document.definitions
+        if isinstance(definition, OperationDefinitionNode | FragmentDefinitionNode)
+        for field in _fields_written(definition.selection_set)
+        if field.alias is not None
+    )
+
+
+def _depth(
+    selection_set: SelectionSetNode | None, fragments: dict[str, FragmentDefinitionNode]
+) -> int:
+    if selection_set is None:
+        return 0
+    deepest = 0
+    for selection in selection_set.selections:
+        if isinstance(selection, FieldNode):
+            deepest = max(deepest, 1 + _depth(selection.selection_set, fragments))
+        elif isinstance(selection, InlineFragmentNode):
+            deepest = max(deepest, _depth(selection.selection_set, fragments))
+        elif isinstance(selection, FragmentSpreadNode) and (
+            fragment := fragments.get(selection.name.value)
+        ):
+            deepest = max(deepest, _depth(fragment.selection_set, fragments))
+    return deepest
+
+
+def _fields_written(selection_set: SelectionSetNode | None) -> Iterator[FieldNode]:
+    """Every field spelled out in the selection set, inline fragments included."""
+    if selection_set is None:
+        return
+    for selection in selection_set.selections:
+        if isinstance(selection, FieldNode):
+            yield selection
+            yield from _fields_written(selection.selection_set)
+        elif isinstance(selection, InlineFragmentNode):
+            yield from _fields_written(selection.selection_set)
+
+
+def _fragments(document: DocumentNode) -> dict[str, FragmentDefinitionNode]:
+    return {d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)}
+
+
+def _refused(code: str, message: str) -> DocumentRefused:
+    return DocumentRefused([GraphQLError(message, extensions={"code": code})])
+
+
+def _with_code(error: GraphQLError, code: str) -> GraphQLError:
+    error.extensions = {**(error.extensions or {}), "code": code}
+    return error
+
+
+def _validation_error(error: GraphQLError) -> GraphQLError:
+    # A literal our scalars refuse (an impossible date, say) is bad input, not a bad document.
+    refused_value = isinstance(error.original_error, ClientError)
+    return _with_code(error, BAD_USER_INPUT if refused_value else GRAPHQL_VALIDATION_FAILED)
+
+
+class DocumentChecker:
+    """`checked_document` with a memory: a document seen before is not parsed again."""
+
+    def __init__(
+        self, schema: GraphQLSchema, limits: DocumentLimits, max_text_bytes: int = 2_000_000
+    ) -> None:
+        self.schema = schema
+        self.limits = limits
+        # Bounded by the text the documents were parsed from (their trees take some 50 times it).
+        self._seen: LRUCache[str, DocumentNode | DocumentRefused] = LRUCache(
+            maxsize=max_text_bytes, getsizeof=_text_size
+        )
+
+    def check(self, text: str) -> DocumentNode:
+        outcome = self._seen.get(text)
+        if outcome is None:
+            try:
+                outcome = checked_document(self.schema, text, self.limits)
+            except DocumentRefused as refused:
+                outcome = refused
+            self._seen[text] = outcome
+        if isinstance(outcome, DocumentRefused):
+            raise outcome
+        return outcome
+
+
+def _text_size(outcome: DocumentNode | DocumentRefused) -> int:
+    if isinstance(outcome, DocumentNode) and outcome.loc is not None:
+        return len(outcome.loc.source.body)
+    return 200

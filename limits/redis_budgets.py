@@ -1,0 +1,63 @@
+"""Budgets in Redis, shared by every API process: one atomic script per request.
+
+The script drains and pours in one step on the Redis server, so two processes charging the
+same bucket at once cannot both spend the same points. Time comes from the caller's clock
+(wall-clock seconds), so processes on different hosts need synchronised clocks, as usual.
+If Redis fails, the request is metered by this process's own buckets and a warning is logged:
+the API stays up, with limits per process until Redis is back.
+"""
+
+import logging
+import time
+from collections.abc import Callable
+
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
+from limits.budgets import Allowance, BucketPolicy, LocalBudgets
+
+log = logging.getLogger("almanac.limits")
+
+# KEYS[1]: the bucket. ARGV: capacity, restore rate (points/s), cost, now (s).
+# Returns {allowed (1/0), level afterwards as a string (Lua numbers lose their fraction)}.
+TAKE = """
+local capacity = tonumber(ARGV[1])
+local rate = tonumber(ARGV[2])
+local cost = tonumber(ARGV[3])
+local now = tonumber(ARGV[4])
+local state = redis.call('HMGET', KEYS[1], 'level', 'at')
+local level = tonumber(state[1]) or 0
+local at = tonumber(state[2]) or now
+level = math.max(0, level - math.max(0, now - at) * rate)
+local allowed = 0
+if level + cost <= capacity then
+  level = level + cost
+  allowed = 1
+end
+redis.call('HSET', KEYS[1], 'level', tostring(level), 'at', tostring(now))
+redis.call('PEXPIRE', KEYS[1], math.ceil(level / rate * 1000) + 1000)
+return {allowed, tostring(level)}
+"""
+
+
+class RedisBudgets:
+    def __init__(self, redis: Redis, prefix: str, clock: Callable[[], float] = time.time) -> None:
+        self.redis = redis
+        self.prefix = prefix
+        self.clock = clock
+        self.fallback = LocalBudgets()
+        self._take = redis.register_script(TAKE)
+
+    async def take(self, bucket: str, cost: int, policy: BucketPolicy) -> Allowance:
+        arguments = [policy.capacity, policy.restore_rate, cost, repr(self.clock())]
+        try:
+            allowed, level = await self._take(
+                keys=[f"{self.prefix}budget:{bucket}"], args=arguments
+            )
+        except RedisError as error:
+            log.warning("Redis failed (%s); metering this request in this process only", error)
+            return await self.fallback.take(bucket, cost, policy)
+        return Allowance(allowed=bool(allowed), cost=cost, policy=policy, level=float(level))
+
+    async def close(self) -> None:
+        await self.redis.aclose()

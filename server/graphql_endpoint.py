@@ -1,0 +1,391 @@
+"""`/graphql`: GraphQL over HTTP, with the almanac's limits, persisted queries and caching.
+
+A request's path: body size limit → credentials → the GraphQL request(s) read off HTTP → for
+each operation, its document (sent, or persisted) is checked and costed before anything runs
+(limits/) → the client's budget is charged once for the whole request → each operation runs
+under the deadline, or reuses the answer computed for the same data → one response with each
+operation's cost, the budget left in the rate-limit headers, and for a GET query an ETag.
+"""
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from graphql import DocumentNode, GraphQLError, OperationType, get_operation_ast
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import Message, Receive, Scope, Send
+
+from limits.budgets import Allowance, Budgets
+from limits.cost import query_cost
+from limits.document import DocumentChecker, DocumentRefused
+from schema import Context, Identity, new_context, schema
+from schema.errors import (
+    BATCH_TOO_LARGE,
+    GRAPHQL_VALIDATION_FAILED,
+    MAX_COST_EXCEEDED,
+    THROTTLED,
+    TIMEOUT,
+    with_code,
+)
+from server.api_keys import InvalidCredentials, authenticate
+from server.errors import HTTPRefusal, http_error
+from server.graphiql import graphiql_page
+from server.graphql_request import (
+    GRAPHQL_RESPONSE,
+    GraphQLRequest,
+    read_requests,
+    response_media_type,
+)
+from server.http_caching import cache_control, content_coding, encoded, entity_tag, matches
+from server.json import encode_json
+from server.persisted_queries import PersistedQueries, PersistedQueryError
+from server.response_cache import ResponseCache
+from server.settings import Settings
+
+log = logging.getLogger("almanac")
+
+WWW_AUTHENTICATE = {"WWW-Authenticate": 'Bearer realm="almanac"'}
+
+
+class BodyTooLarge(Exception):
+    pass
+
+
+@dataclass
+class Operation:
+    """One GraphQL request of the HTTP request, as checked before anything runs."""
+
+    request: GraphQLRequest
+    text: str = ""
+    document: DocumentNode | None = None
+    kind: OperationType | None = None
+    cost: int = 0
+    refusal: list[GraphQLError] | None = None
+
+
+@dataclass
+class Outcome:
+    """What one operation gives the response."""
+
+    cost: int
+    data: bytes | None = None  # encoded JSON; None when the operation did not run
+    errors: list[GraphQLError] = field(default_factory=list)
+    timed_out: bool = False
+
+    @property
+    def cacheable(self) -> bool:
+        return self.data is not None and not self.errors
+
+
+@dataclass(frozen=True)
+class Services:
+    """What the endpoint shares across requests (built once per app, see server.app)."""
+
+    budgets: Budgets
+    persisted: PersistedQueries
+    answers: ResponseCache | None
+
+
+class GraphQLEndpoint:
+    def __init__(self, settings: Settings, services: Services) -> None:
+        self.settings = settings
+        self.services = services
+        self.documents = DocumentChecker(schema._schema, settings.document_limits)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        limit = self.settings.max_body_bytes
+        too_large = (
+            f"The request body is larger than this server accepts ({limit} bytes). "
+            "Send a smaller request."
+        )
+        declared = _content_length(scope)
+        if declared is not None and declared > limit:
+            await http_error(413, too_large)(scope, receive, send)
+            return
+        request = Request(scope, _limited(receive, limit))
+        try:
+            response = await self.respond(request)
+        except HTTPRefusal as refusal:
+            response = refusal.response()
+        except BodyTooLarge:
+            response = http_error(413, too_large)
+        await response(scope, receive, send)
+
+    async def respond(self, request: Request) -> Response:
+        if request.method == "GET" and _wants_graphiql(request):
+            return graphiql_page(self.settings.graphiql_packages)
+        media_type = response_media_type(request.headers.get("accept"))
+        identity = await self.identify(request)
+        requests, batched = await read_requests(request)
+        if batched and len(requests) > self.settings.max_batch:
+            raise HTTPRefusal(
+                400,
+                f"The batch holds {len(requests)} operations; the most allowed is "
+                f"{self.settings.max_batch}.",
+                code=BATCH_TOO_LARGE,
+            )
+        may_run_any = identity is not None and identity.is_admin
+        operations = [await self.checked(r, request.method, may_run_any) for r in requests]
+        total = sum(operation.cost for operation in operations)
+        if batched and total > self.settings.max_query_cost:
+            raise HTTPRefusal(
+                400,
+                f"The batch costs {total} points together; the most one request may cost is "
+                f"{self.settings.max_query_cost}.",
+                code=MAX_COST_EXCEEDED,
+            )
+
+        allowance = await self.charge(request, identity, total)
+        headers = _rate_limit_headers(allowance)
+        if not allowance.allowed:
+            return self.throttled(operations, allowance, batched, media_type, headers)
+
+        deadline = asyncio.get_running_loop().time() + self.settings.request_timeout_seconds
+        outcomes = [
+            await self.run(operation, request, identity, deadline) for operation in operations
+        ]
+        bodies = [self.body(outcome, allowance) for outcome in outcomes]
+        if batched:
+            return Response(b"[" + b",".join(bodies) + b"]", 200, headers, media_type)
+        [outcome] = outcomes
+        status = _status(outcome, media_type)
+        if (
+            request.method == "GET"
+            and outcome.cacheable
+            and operations[0].kind is OperationType.QUERY
+        ):
+            return self.cacheable(request, identity, outcome, bodies[0], media_type, headers)
+        return Response(bodies[0], status, {**headers, "Cache-Control": "no-store"}, media_type)
+
+    async def identify(self, request: Request) -> Identity | None:
+        try:
+            identity = await authenticate(
+                request.app.state.store, request.headers.get("authorization")
+            )
+        except InvalidCredentials as error:
+            raise HTTPRefusal(401, str(error), WWW_AUTHENTICATE) from error
+        if identity is None and not self.settings.anonymous_access:
+            raise HTTPRefusal(
+                401,
+                "This API needs an API key: send `Authorization: Bearer <key>`.",
+                WWW_AUTHENTICATE,
+            )
+        return identity
+
+    async def checked(self, graphql: GraphQLRequest, method: str, may_run_any: bool) -> Operation:
+        """The operation with its checked document and cost, or with why it may not run."""
+        operation = Operation(graphql)
+        try:
+            text = await self.services.persisted.document_text(
+                graphql.query, graphql.extensions, graphql.document_id, may_run_any
+            )
+            if text is None:
+                raise HTTPRefusal(400, "No GraphQL query found in the request: send `query`.")
+            operation.text = text
+            operation.document = self.documents.check(text)
+        except PersistedQueryError as error:
+            operation.refusal = [GraphQLError(str(error), extensions={"code": error.code})]
+            return operation
+        except DocumentRefused as refused:
+            operation.refusal = refused.errors
+            return operation
+
+        definition = get_operation_ast(operation.document, graphql.operation_name)
+        if definition is None:
+            message = (
+                f'Unknown operation named "{graphql.operation_name}".'
+                if graphql.operation_name
+                else "The document holds several operations: name one in `operationName`."
+            )
+            operation.refusal = [
+                GraphQLError(message, extensions={"code": GRAPHQL_VALIDATION_FAILED})
+            ]
+            return operation
+        operation.kind = definition.operation
+        if method == "GET" and operation.kind is not OperationType.QUERY:
+            raise HTTPRefusal(405, "Mutations must be sent with POST; GET carries queries only.")
+
+        operation.cost = query_cost(
+            schema._schema, operation.document, graphql.operation_name, graphql.variables
+        )
+        if operation.cost > self.settings.max_query_cost:
+            maximum = self.settings.max_query_cost
+            operation.refusal = [
+                GraphQLError(
+                    f"The query costs {operation.cost} points; the most a request may cost is "
+                    f"{maximum}. Ask for fewer items (`first`) or fewer fields.",
+                    extensions={
+                        "code": MAX_COST_EXCEEDED,
+                        "cost": operation.cost,
+                        "maximumCost": maximum,
+                    },
+                )
+            ]
+            operation.cost = 0
+        return operation
+
+    async def charge(self, request: Request, identity: Identity | None, cost: int) -> Allowance:
+        if identity is not None:
+            bucket, policy = f"key:{identity.name}", self.settings.key_budget
+        else:
+            address = request.client.host if request.client else "unknown"
+            bucket, policy = f"address:{address}", self.settings.anonymous_budget
+        return await self.services.budgets.take(bucket, cost, policy)
+
+    async def run(
+        self, operation: Operation, request: Request, identity: Identity | None, deadline: float
+    ) -> Outcome:
+        if operation.refusal is not None:
+            return Outcome(cost=0, errors=operation.refusal)
+        store = request.app.state.store
+        answers = self.services.answers if operation.kind is OperationType.QUERY else None
+        key = (
+            operation.text,
+            operation.request.operation_name,
+            operation.request.canonical_variables,
+        )
+        version = store.version.current
+        if answers is not None and (data := answers.get(key, version)) is not None:
+            return Outcome(cost=operation.cost, data=data)
+
+        context: Context = new_context(store, request, identity)
+        context.document = operation.document
+        try:
+            async with asyncio.timeout_at(deadline):
+                result = await schema.execute(
+                    operation.text,
+                    variable_values=operation.request.variables,
+                    context_value=context,
+                    operation_name=operation.request.operation_name,
+                )
+        except TimeoutError:
+            seconds = self.settings.request_timeout_seconds
+            message = f"The request ran longer than {seconds:g} seconds and was stopped."
+            return Outcome(
+                cost=operation.cost,
+                errors=[GraphQLError(message, extensions={"code": TIMEOUT})],
+                timed_out=True,
+            )
+        outcome = Outcome(
+            cost=operation.cost,
+            data=encode_json(result.data),
+            errors=[with_code(error) for error in result.errors or []],
+        )
+        if answers is not None and outcome.cacheable and outcome.data is not None:
+            answers.put(key, version, outcome.data)
+        return outcome
+
+    def body(self, outcome: Outcome, allowance: Allowance) -> bytes:
+        parts = []
+        if outcome.errors:
+            parts.append(b'"errors":' + encode_json([error.formatted for error in outcome.errors]))
+        if outcome.data is not None:
+            parts.append(b'"data":' + outcome.data)
+        cost = self.cost_report(outcome.cost, allowance)
+        parts.append(b'"extensions":' + encode_json({"cost": cost}))
+        return b"{" + b",".join(parts) + b"}"
+
+    def cost_report(self, cost: int, allowance: Allowance) -> dict[str, Any]:
+        return {
+            "requestedQueryCost": cost,
+            "maximumQueryCost": self.settings.max_query_cost,
+            "throttleStatus": {
+                "maximumAvailable": allowance.policy.capacity,
+                "currentlyAvailable": allowance.remaining,
+                "restoreRate": allowance.policy.restore_rate,
+            },
+        }
+
+    def throttled(
+        self,
+        operations: list[Operation],
+        allowance: Allowance,
+        batched: bool,
+        media_type: str,
+        headers: dict[str, str],
+    ) -> Response:
+        message = (
+            f"This request costs {allowance.cost} points and {allowance.remaining} are left in "
+            f"your budget, which refills at {allowance.policy.restore_rate:g} points a second. "
+            f"Retry in {allowance.retry_after} seconds."
+        )
+        error = GraphQLError(message, extensions={"code": THROTTLED})
+        bodies = [self.body(Outcome(cost=op.cost, errors=[error]), allowance) for op in operations]
+        content = b"[" + b",".join(bodies) + b"]" if batched else bodies[0]
+        headers = {
+            **headers,
+            "Retry-After": str(allowance.retry_after),
+            "Cache-Control": "no-store",
+        }
+        return Response(content, 429, headers, media_type)
+
+    def cacheable(
+        self,
+        request: Request,
+        identity: Identity | None,
+        outcome: Outcome,
+        body: bytes,
+        media_type: str,
+        headers: dict[str, str],
+    ) -> Response:
+        assert outcome.data is not None
+        coding = content_coding(request.headers.get("accept-encoding"), len(body))
+        etag = entity_tag(outcome.data, coding)
+        headers = {
+            **headers,
+            "ETag": etag,
+            "Cache-Control": cache_control(identity is None, self.settings.cache_max_age_seconds),
+            "Vary": "Accept, Accept-Encoding, Authorization",
+        }
+        if matches(request.headers.get("if-none-match"), etag):
+            return Response(status_code=304, headers=headers)
+        if coding is not None:
+            headers["Content-Encoding"] = coding
+        return Response(encoded(body, coding), 200, headers, media_type)
+
+
+def _status(outcome: Outcome, media_type: str) -> int:
+    """GraphQL over HTTP: a request error (no data) is 4xx in the new media type only."""
+    if outcome.timed_out:
+        return 504
+    if media_type == GRAPHQL_RESPONSE and outcome.data is None:
+        return 400
+    return 200
+
+
+def _rate_limit_headers(allowance: Allowance) -> dict[str, str]:
+    return {
+        "RateLimit-Limit": str(allowance.policy.capacity),
+        "RateLimit-Remaining": str(allowance.remaining),
+        "RateLimit-Reset": str(allowance.reset_after),
+    }
+
+
+def _wants_graphiql(request: Request) -> bool:
+    params = request.query_params
+    no_operation = not any(name in params for name in ("query", "extensions", "documentId"))
+    return no_operation and "text/html" in request.headers.get("accept", "")
+
+
+def _content_length(scope: Scope) -> int | None:
+    for name, value in scope["headers"]:
+        if name == b"content-length":
+            return int(value) if value.isdigit() else None
+    return None
+
+
+def _limited(receive: Receive, limit: int) -> Receive:
+    """`receive`, refusing a body (even one sent without a length) beyond `limit` bytes."""
+    received = 0
+
+    async def receive_within_limit() -> Message:
+        nonlocal received
+        message = await receive()
+        received += len(message.get("body", b""))
+        if received > limit:
+            raise BodyTooLarge
+        return message
+
+    return receive_within_limit

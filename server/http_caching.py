@@ -1,0 +1,49 @@
+"""HTTP caching and compression of answers: strong ETags, conditional GETs, gzip.
+
+The ETag is the SHA-256 of the answer's `data`, so it changes exactly when the answer does:
+after any write that changes what the query returns. A gzipped body is a different
+representation, so its ETag carries a `-gzip` suffix (a strong ETag names exact bytes).
+"""
+
+import gzip
+import hashlib
+
+# Smaller bodies are not worth compressing.
+COMPRESS_FROM_BYTES = 500
+
+
+def entity_tag(content: bytes, coding: str | None) -> str:
+    digest = hashlib.sha256(content).hexdigest()[:32]
+    return f'"{digest}-{coding}"' if coding else f'"{digest}"'
+
+
+def content_coding(accept_encoding: str | None, size: int) -> str | None:
+    """`gzip` if the client accepts it and the body is worth compressing, else None."""
+    if accept_encoding is None or size < COMPRESS_FROM_BYTES:
+        return None
+    for item in accept_encoding.split(","):
+        coding, *parameters = (part.strip() for part in item.split(";"))
+        if coding.lower() in ("gzip", "*") and not any(
+            p.replace(" ", "") in ("q=0", "q=0.0", "q=0.00", "q=0.000") for p in parameters
+        ):
+            return "gzip"
+    return None
+
+
+def encoded(body: bytes, coding: str | None) -> bytes:
+    # mtime=0: the same answer always compresses to the same bytes, as its ETag promises.
+    return gzip.compress(body, compresslevel=6, mtime=0) if coding == "gzip" else body
+
+
+def matches(if_none_match: str | None, etag: str) -> bool:
+    """Whether `If-None-Match` names this ETag (weak comparison, as RFC 9110 asks for it)."""
+    if if_none_match is None:
+        return False
+    if if_none_match.strip() == "*":
+        return True
+    return any(tag.strip().removeprefix("W/") == etag for tag in if_none_match.split(","))
+
+
+def cache_control(public: bool, max_age: int) -> str:
+    """Answers to anonymous GETs may be shared by caches; keyed answers only by the client's."""
+    return f"{'public' if public else 'private'}, max-age={max_age}, must-revalidate"

@@ -1,0 +1,147 @@
+"""Persisted queries: a client sends a document's SHA-256 instead of its text.
+
+- Automatic persisted queries (Apollo's protocol): `extensions.persistedQuery.sha256Hash`. An
+  unknown hash gets `PERSISTED_QUERY_NOT_FOUND`; the client sends the text with the hash once,
+  and the hash alone works from then on, over POST or GET.
+- Trusted documents: with a manifest configured, only its documents run (by hash, by
+  `documentId: "sha256:<hash>"`, or by their exact text), except for admin keys.
+"""
+
+import contextlib
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import orjson
+from cachetools import LRUCache
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
+from schema.errors import (
+    DOCUMENT_NOT_TRUSTED,
+    PERSISTED_QUERY_HASH_MISMATCH,
+    PERSISTED_QUERY_NOT_FOUND,
+)
+from server.errors import HTTPRefusal
+
+LOCAL_DOCUMENTS_BYTES = 16 * 1024 * 1024
+REDIS_DOCUMENT_SECONDS = 30 * 24 * 3600
+
+
+class PersistedQueryError(Exception):
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def sha256_hex(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class DocumentStore(Protocol):
+    async def get(self, sha256: str) -> str | None: ...
+
+    async def put(self, sha256: str, text: str) -> None: ...
+
+
+class LocalDocuments:
+    def __init__(self, max_bytes: int = LOCAL_DOCUMENTS_BYTES) -> None:
+        self._texts: LRUCache[str, str] = LRUCache(maxsize=max_bytes, getsizeof=len)
+
+    async def get(self, sha256: str) -> str | None:
+        return self._texts.get(sha256)
+
+    async def put(self, sha256: str, text: str) -> None:
+        self._texts[sha256] = text
+
+
+class RedisDocuments:
+    """Documents shared by every process; Redis failing means a miss, which clients retry."""
+
+    def __init__(self, redis: Redis, prefix: str) -> None:
+        self.redis = redis
+        self.prefix = prefix
+
+    async def get(self, sha256: str) -> str | None:
+        try:
+            text = await self.redis.get(f"{self.prefix}apq:{sha256}")
+        except RedisError:
+            return None
+        return text.decode() if isinstance(text, bytes) else None
+
+    async def put(self, sha256: str, text: str) -> None:
+        with contextlib.suppress(RedisError):
+            await self.redis.set(f"{self.prefix}apq:{sha256}", text, ex=REDIS_DOCUMENT_SECONDS)
+
+
+def load_trusted_documents(path: Path) -> dict[str, str]:
+    """A manifest `{"<sha256 of the text>": "<text>", ...}`, each hash checked."""
+    manifest = orjson.loads(path.read_bytes())
+    if not isinstance(manifest, dict):
+        raise ValueError(f"{path}: expected a JSON object of sha256 hash to document")
+    for sha256, text in manifest.items():
+        if not isinstance(text, str) or sha256_hex(text) != sha256:
+            raise ValueError(f"{path}: {sha256} is not the SHA-256 of its document")
+    return manifest
+
+
+@dataclass(frozen=True)
+class PersistedQueries:
+    documents: DocumentStore
+    trusted: dict[str, str] | None = None
+
+    async def document_text(
+        self,
+        query: str | None,
+        extensions: dict[str, Any] | None,
+        document_id: str | None,
+        may_run_any: bool,
+    ) -> str | None:
+        """The document to run, from the request's text or hash; None if it sends neither."""
+        sha256 = _requested_hash(extensions, document_id)
+        if self.trusted is not None and not may_run_any:
+            return self._trusted_text(query, sha256)
+        if sha256 is None:
+            return query
+        if query is None:
+            if (known := await self.documents.get(sha256)) is None:
+                raise PersistedQueryError(
+                    PERSISTED_QUERY_NOT_FOUND,
+                    "PersistedQueryNotFound: send the query text with this hash once.",
+                )
+            return known
+        if sha256_hex(query) != sha256:
+            raise PersistedQueryError(
+                PERSISTED_QUERY_HASH_MISMATCH,
+                "The persisted query's sha256Hash is not the SHA-256 of the query sent with it.",
+            )
+        await self.documents.put(sha256, query)
+        return query
+
+    def _trusted_text(self, query: str | None, sha256: str | None) -> str:
+        assert self.trusted is not None
+        sha256 = sha256 or (sha256_hex(query) if query is not None else None)
+        if sha256 is not None and (text := self.trusted.get(sha256)) is not None:
+            return text
+        raise PersistedQueryError(
+            DOCUMENT_NOT_TRUSTED,
+            "This API runs only its registered documents; this one is not among them.",
+        )
+
+
+def _requested_hash(extensions: dict[str, Any] | None, document_id: str | None) -> str | None:
+    if document_id is not None:
+        scheme, _, digest = document_id.partition(":")
+        if scheme != "sha256" or not digest:
+            raise HTTPRefusal(400, '`documentId` must read "sha256:<hex digest>".')
+        return digest.lower()
+    persisted = (extensions or {}).get("persistedQuery")
+    if persisted is None:
+        return None
+    sha256 = persisted.get("sha256Hash") if isinstance(persisted, dict) else None
+    if not isinstance(sha256, str) or persisted.get("version", 1) != 1:
+        raise HTTPRefusal(
+            400, '`extensions.persistedQuery` must read {"version": 1, "sha256Hash": "<hex>"}.'
+        )
+    return str(sha256).lower()
