@@ -49,7 +49,12 @@ class RedisBudgets:
         self._take = redis.register_script(TAKE)
 
     async def take(self, bucket: str, cost: int, policy: BucketPolicy) -> Allowance:
-        arguments = [policy.capacity, policy.restore_rate, cost, repr(self.clock())]
+        arguments: list[float | int | str] = [
+            policy.capacity,
+            policy.restore_rate,
+            cost,
+            repr(self.clock()),
+        ]
         try:
             allowed, level = await self._take(
                 keys=[f"{self.prefix}budget:{bucket}"], args=arguments

@@ -1,13 +1,20 @@
-"""Shared fixtures: a store with the bundled dataset, and the real app over HTTP.
+"""Shared fixtures: a store with the bundled dataset, the real app over HTTP, and Redis.
 
 With ALMANAC_TEST_MONGODB_URI set, the store is a fresh database on that MongoDB (dropped
 afterwards) instead of the embedded store, so the same tests run against a real server.
+Redis tests use ALMANAC_TEST_REDIS_URL, or start Debian's `redis-server` on loopback; without
+either they are skipped, unless ALMANAC_REQUIRE_REDIS is set (as CI sets it).
 """
 
 import json
 import os
+import shutil
+import socket
+import subprocess
+import time
 import uuid
-from collections.abc import AsyncIterator
+from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
 import httpx
@@ -50,15 +57,86 @@ def settings() -> Settings:
 
 
 @pytest.fixture
-def app(store: Store, settings: Settings) -> Starlette:
-    return create_app(settings, store)
+async def app(store: Store, settings: Settings) -> AsyncIterator[Starlette]:
+    created = create_app(settings, store)
+    yield created
+    await created.state.services.budgets.close()
 
 
 @pytest.fixture
 async def client(app: Starlette) -> AsyncIterator[httpx.AsyncClient]:
-    transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://almanac.test") as http:
+    async with http_client(app) as http:
         yield http
+
+
+def http_client(app: Starlette, address: str = "127.0.0.1") -> httpx.AsyncClient:
+    """A client of the app through its ASGI interface, calling from `address`."""
+    transport = httpx.ASGITransport(app=app, client=(address, 50000))
+    return httpx.AsyncClient(transport=transport, base_url="http://almanac.test")
+
+
+ROUND_TRIPS = [
+    name
+    for name, member in vars(Store).items()
+    if not name.startswith("_") and callable(member) and name not in {"replace"}
+]
+
+
+@pytest.fixture
+def calls(store: Store, monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    """Counts every call at the store boundary, by method."""
+    counted: Counter[str] = Counter()
+
+    def counting(name: str, method: Callable[..., Awaitable[Any]]) -> Callable[..., Any]:
+        async def call(*args: Any, **kwargs: Any) -> Any:
+            counted[name] += 1
+            return await method(*args, **kwargs)
+
+        return call
+
+    for name in ROUND_TRIPS:
+        monkeypatch.setattr(store, name, counting(name, getattr(store, name)))
+    return counted
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    """A Redis to test against: the configured one, or a `redis-server` started for the run."""
+    if configured := os.environ.get("ALMANAC_TEST_REDIS_URL"):
+        yield configured
+        return
+    server = shutil.which("redis-server")
+    if server is None:
+        message = "redis-server is not installed (apt-get install redis-server)"
+        if os.environ.get("ALMANAC_REQUIRE_REDIS"):
+            pytest.fail(message)
+        pytest.skip(message)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    arguments = ["--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+    process = subprocess.Popen([server, *arguments], stdout=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        process.terminate()
+        process.wait()
+
+
+@pytest.fixture(params=["in-process", "redis"])
+def budgets_in(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """Settings placing budgets and persisted queries in this process, or in a fresh Redis
+    namespace (so that tests never share a bucket)."""
+    if request.param == "in-process":
+        return {}
+    url = request.getfixturevalue("redis_url")
+    return {"redis_url": url, "redis_key_prefix": f"almanac-test-{uuid.uuid4().hex}:"}
 
 
 class GraphQLClient:

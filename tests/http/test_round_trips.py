@@ -1,38 +1,12 @@
 """A page costs a fixed number of store round trips, however many rows or siblings it shows."""
 
 from collections import Counter
-from collections.abc import Awaitable, Callable
-from typing import Any
 
 import pytest
 
 from server.settings import Settings
-from store.queries import Store
 from tests.conftest import GraphQLClient
 from tests.http.test_contract import CONTRACT, GENERAL
-
-ROUND_TRIPS = [
-    name
-    for name, member in vars(Store).items()
-    if not name.startswith("_") and callable(member) and name not in {"replace"}
-]
-
-
-@pytest.fixture
-def calls(store: Store, monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
-    """Counts every call at the store boundary, by method."""
-    counted: Counter[str] = Counter()
-
-    def counting(name: str, method: Callable[..., Awaitable[Any]]) -> Callable[..., Any]:
-        async def call(*args: Any, **kwargs: Any) -> Any:
-            counted[name] += 1
-            return await method(*args, **kwargs)
-
-        return call
-
-    for name in ROUND_TRIPS:
-        monkeypatch.setattr(store, name, counting(name, getattr(store, name)))
-    return counted
 
 
 @pytest.fixture

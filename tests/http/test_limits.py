@@ -1,0 +1,258 @@
+"""Abuse is refused before any work, and budgets meter every client (docs/partners.md)."""
+
+import asyncio
+from collections import Counter
+from typing import Any
+
+import httpx
+import pytest
+from starlette.applications import Starlette
+
+from server.api_keys import create_key
+from server.app import create_app
+from server.settings import Settings
+from store.queries import Store
+from tests.conftest import http_client
+
+CATEGORIES = "{ categories { slug } }"  # costs 50: Query.categories is assumed to hold 50
+
+
+@pytest.fixture
+def settings(budgets_in: dict[str, Any]) -> Settings:
+    return Settings(
+        max_query_cost=400,
+        max_depth=8,
+        max_aliases=5,
+        max_tokens=300,
+        max_batch=3,
+        max_body_bytes=20_000,
+        anonymous_bucket_capacity=400,
+        anonymous_restore_rate=0.001,  # Refills only as the tests move on: none in a test.
+        key_bucket_capacity=1_000,
+        key_restore_rate=0.001,
+        **budgets_in,
+    )
+
+
+def codes(body: Any) -> list[str]:
+    return [error["extensions"]["code"] for error in body["errors"]]
+
+
+DEEP = '{ benchmark(slug: "x") { parent { parent { parent { parent { parent { parent { parent { parent { name } } } } } } } } } }'
+ALIAS_BOMB = "{ " + " ".join(f"a{i}: modelCardCoverage {{ labsRead }}" for i in range(20)) + " }"
+CYCLE = '{ benchmark(slug: "x") { ...A } } fragment A on Benchmark { parent { ...A } }'
+HUGE_PAGE = "{ benchmarks(first: 100000) { nodes { name } } }"
+TOKENS = "{ categories { " + "slug " * 400 + "} }"
+EXPENSIVE = "{ benchmarks(first: 10) { nodes { leaderboard { model { name } } } } }"
+
+
+@pytest.mark.parametrize(
+    ("query", "code", "message_part"),
+    [
+        (DEEP, "MAX_DEPTH_EXCEEDED", "10 deep; the most allowed is 8"),
+        (ALIAS_BOMB, "TOO_MANY_ALIASES", "20 aliases; the most allowed is 5"),
+        (CYCLE, "FRAGMENT_CYCLE", "A"),
+        (HUGE_PAGE, "MAX_COST_EXCEEDED", "costs 100001 points; the most a request may cost is 400"),
+        (EXPENSIVE, "MAX_COST_EXCEEDED", "costs 1011 points"),
+        (TOKENS, "TOO_MANY_TOKENS", "more than 300 tokens"),
+    ],
+)
+async def test_abuse_is_refused_before_any_work(
+    client: httpx.AsyncClient, calls: Counter[str], query: str, code: str, message_part: str
+) -> None:
+    response = await client.post("/graphql", json={"query": query})
+    assert response.status_code == 200
+    body = response.json()
+    assert codes(body) == [code]
+    assert message_part in body["errors"][0]["message"]
+    assert "data" not in body
+    assert calls == {}
+    assert body["extensions"]["cost"]["requestedQueryCost"] == 0
+    # The new media type says the same with a 400, as GraphQL over HTTP asks.
+    strict = await client.post(
+        "/graphql",
+        json={"query": query},
+        headers={"accept": "application/graphql-response+json"},
+    )
+    assert strict.status_code == 400
+    assert codes(strict.json()) == [code]
+
+
+async def test_cost_refusal_states_cost_and_maximum(client: httpx.AsyncClient) -> None:
+    body = (await client.post("/graphql", json={"query": HUGE_PAGE})).json()
+    assert body["errors"][0]["extensions"] == {
+        "code": "MAX_COST_EXCEEDED",
+        "cost": 100001,
+        "maximumCost": 400,
+    }
+
+
+async def test_huge_batch_is_refused_whole(client: httpx.AsyncClient, calls: Counter[str]) -> None:
+    batch = [{"query": CATEGORIES}] * 4
+    response = await client.post("/graphql", json=batch)
+    assert response.status_code == 400
+    assert codes(response.json()) == ["BATCH_TOO_LARGE"]
+    assert "4 operations; the most allowed is 3" in response.json()["errors"][0]["message"]
+    assert calls == {}
+
+
+async def test_batch_runs_each_operation_and_charges_the_total(
+    client: httpx.AsyncClient,
+) -> None:
+    batch = [
+        {"query": CATEGORIES},
+        {"query": "{ modelCardCoverage { labsRead } }"},
+        {"query": "{ nope }"},
+    ]
+    response = await client.post("/graphql", json=batch)
+    assert response.status_code == 200
+    categories, coverage, invalid = response.json()
+    assert categories["data"] == {"categories": [{"slug": "tool-use"}]}
+    assert coverage["data"] == {"modelCardCoverage": {"labsRead": 52}}
+    assert codes(invalid) == ["GRAPHQL_VALIDATION_FAILED"]
+    assert [item["extensions"]["cost"]["requestedQueryCost"] for item in batch_items(response)] == [
+        50,
+        1,
+        0,
+    ]
+    assert coverage["extensions"]["cost"]["throttleStatus"]["currentlyAvailable"] == 400 - 51
+
+
+def batch_items(response: httpx.Response) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = response.json()
+    return items
+
+
+async def test_batch_over_the_maximum_cost_together(
+    client: httpx.AsyncClient, calls: Counter[str]
+) -> None:
+    page = {"query": "{ benchmarks(first: 100) { nodes { name metric { name } } } }"}  # 201
+    response = await client.post("/graphql", json=[page, page])
+    assert response.status_code == 400
+    assert codes(response.json()) == ["MAX_COST_EXCEEDED"]
+    assert "402 points together" in response.json()["errors"][0]["message"]
+    assert calls == {}
+
+
+async def test_oversized_body_is_refused(client: httpx.AsyncClient, calls: Counter[str]) -> None:
+    response = await client.post("/graphql", json={"query": CATEGORIES + " " * 30_000})
+    assert response.status_code == 413
+    assert codes(response.json()) == ["PAYLOAD_TOO_LARGE"]
+    assert calls == {}
+
+
+async def test_anonymous_budget_drains_per_address(app: Starlette) -> None:
+    async with http_client(app, "10.0.0.1") as first, http_client(app, "10.0.0.2") as second:
+        for spent in range(50, 401, 50):
+            response = await first.post("/graphql", json={"query": CATEGORIES})
+            assert response.status_code == 200
+            assert response.headers["RateLimit-Remaining"] == str(400 - spent)
+            assert response.json()["extensions"]["cost"]["throttleStatus"] == {
+                "maximumAvailable": 400,
+                "currentlyAvailable": 400 - spent,
+                "restoreRate": 0.001,
+            }
+        throttled = await first.post("/graphql", json={"query": CATEGORIES})
+        assert throttled.status_code == 429
+        assert codes(throttled.json()) == ["THROTTLED"]
+        assert int(throttled.headers["Retry-After"]) == 50_000  # 50 points at 0.001 a second
+        assert "costs 50 points and 0 are left" in throttled.json()["errors"][0]["message"]
+        assert "data" not in throttled.json()
+        # Another address has its own bucket.
+        assert (await second.post("/graphql", json={"query": CATEGORIES})).status_code == 200
+        # A free request still tells the client where it stands.
+        free = await first.post("/graphql", json={"query": "{ __typename }"})
+        assert free.status_code == 200
+        assert free.headers["RateLimit-Remaining"] == "0"
+
+
+async def test_each_key_has_its_own_bigger_budget(app: Starlette, store: Store) -> None:
+    keys = [await create_key(store, name, "read") for name in ("partner-a", "partner-b")]
+    async with http_client(app) as http:
+        for _ in range(20):  # 1000 points
+            response = await http.post(
+                "/graphql",
+                json={"query": CATEGORIES},
+                headers={"Authorization": f"Bearer {keys[0]}"},
+            )
+            assert response.status_code == 200
+        assert response.headers["RateLimit-Limit"] == "1000"
+        over = await http.post(
+            "/graphql", json={"query": CATEGORIES}, headers={"Authorization": f"Bearer {keys[0]}"}
+        )
+        assert over.status_code == 429
+        other = await http.post(
+            "/graphql", json={"query": CATEGORIES}, headers={"Authorization": f"Bearer {keys[1]}"}
+        )
+        assert other.status_code == 200
+        assert other.headers["RateLimit-Remaining"] == "950"
+        # The anonymous bucket of the same address was never touched.
+        anonymous = await http.post("/graphql", json={"query": CATEGORIES})
+        assert anonymous.headers["RateLimit-Remaining"] == "350"
+
+
+async def test_anonymous_access_can_be_switched_off(store: Store) -> None:
+    app = create_app(Settings(anonymous_access=False), store)
+    key = await create_key(store, "partner", "read")
+    async with http_client(app) as http:
+        refused = await http.post("/graphql", json={"query": CATEGORIES})
+        assert refused.status_code == 401
+        assert codes(refused.json()) == ["UNAUTHENTICATED"]
+        assert refused.headers["WWW-Authenticate"].startswith("Bearer")
+        keyed = await http.post(
+            "/graphql", json={"query": CATEGORIES}, headers={"Authorization": f"Bearer {key}"}
+        )
+        assert keyed.status_code == 200
+
+
+async def test_slow_request_is_stopped_with_timeout(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def stuck() -> None:
+        await asyncio.sleep(60)
+
+    monkeypatch.setattr(store, "site_figures", stuck)
+    app = create_app(Settings(request_timeout_seconds=0.2), store)
+    async with http_client(app) as http:
+        response = await http.post("/graphql", json={"query": "{ modelCardCoverage { labsRead } }"})
+    assert response.status_code == 504
+    body = response.json()
+    assert codes(body) == ["TIMEOUT"]
+    assert "longer than 0.2 seconds" in body["errors"][0]["message"]
+
+
+async def test_budget_refills_with_time(store: Store, budgets_in: dict[str, Any]) -> None:
+    settings = Settings(
+        max_query_cost=100, anonymous_bucket_capacity=100, anonymous_restore_rate=200, **budgets_in
+    )
+    app = create_app(settings, store)
+    async with http_client(app) as http:
+        for _ in range(2):
+            assert (await http.post("/graphql", json={"query": CATEGORIES})).status_code == 200
+        drained = await http.post("/graphql", json={"query": CATEGORIES})
+        assert drained.status_code == 429
+        assert drained.headers["Retry-After"] == "1"
+        await asyncio.sleep(0.5)  # 100 points flow back at 200 a second
+        refilled = await http.post("/graphql", json={"query": CATEGORIES})
+        assert refilled.status_code == 200
+        assert int(refilled.headers["RateLimit-Remaining"]) >= 50
+    await app.state.services.budgets.close()
+
+
+async def test_two_processes_share_one_budget_in_redis(store: Store, redis_url: str) -> None:
+    settings = Settings(
+        max_query_cost=100,
+        anonymous_bucket_capacity=100,
+        anonymous_restore_rate=0.001,
+        redis_url=redis_url,
+        redis_key_prefix="almanac-test-shared:",
+    )
+    one, two = create_app(settings, store), create_app(settings, store)
+    await one.state.services.budgets.redis.flushdb()
+    async with http_client(one, "10.9.9.9") as first, http_client(two, "10.9.9.9") as second:
+        assert (await first.post("/graphql", json={"query": CATEGORIES})).status_code == 200
+        spent_elsewhere = await second.post("/graphql", json={"query": CATEGORIES})
+        assert spent_elsewhere.headers["RateLimit-Remaining"] == "0"
+        assert (await first.post("/graphql", json={"query": CATEGORIES})).status_code == 429
+    for app in (one, two):
+        await app.state.services.budgets.close()

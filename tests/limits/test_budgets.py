@@ -1,0 +1,62 @@
+"""Leaky buckets drain with each request and refill with time: in this process and in Redis."""
+
+from collections.abc import AsyncIterator
+
+import pytest
+from redis.asyncio import Redis
+
+from limits.budgets import Budgets, BucketPolicy, LocalBudgets
+from limits.redis_budgets import RedisBudgets
+
+POLICY = BucketPolicy(capacity=100, restore_rate=10)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture(params=["in-process", "redis"])
+async def budgets(request: pytest.FixtureRequest, clock: Clock) -> AsyncIterator[Budgets]:
+    if request.param == "in-process":
+        yield LocalBudgets(clock)
+        return
+    redis = Redis.from_url(request.getfixturevalue("redis_url"))
+    await redis.flushdb()
+    shared = RedisBudgets(redis, "test:", clock)
+    yield shared
+    await shared.close()
+
+
+async def test_a_bucket_drains_then_refills(budgets: Budgets, clock: Clock) -> None:
+    first = await budgets.take("key:a", 60, POLICY)
+    assert (first.allowed, first.remaining, first.reset_after) == (True, 40, 6)
+    refused = await budgets.take("key:a", 50, POLICY)
+    assert not refused.allowed
+    assert refused.remaining == 40
+    assert refused.retry_after == 1  # 10 points drain in a second
+    clock.now += 1
+    assert (await budgets.take("key:a", 50, POLICY)).allowed
+    clock.now += 100
+    assert (await budgets.take("key:a", 0, POLICY)).remaining == 100
+
+
+async def test_buckets_are_separate(budgets: Budgets) -> None:
+    assert (await budgets.take("address:1", 100, POLICY)).allowed
+    assert not (await budgets.take("address:1", 1, POLICY)).allowed
+    assert (await budgets.take("address:2", 100, POLICY)).allowed
+
+
+async def test_redis_failure_falls_back_to_this_process(clock: Clock) -> None:
+    unreachable = RedisBudgets(Redis.from_url("redis://127.0.0.1:1/0"), "test:", clock)
+    allowance = await unreachable.take("key:a", 30, POLICY)
+    assert (allowance.allowed, allowance.remaining) == (True, 70)
+    await unreachable.close()
