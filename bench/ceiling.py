@@ -20,4 +20,6 @@ async def healthz(request: Request) -> JSONResponse:
     return JSONResponse({"status": "ok"})
 
 
-app = Starlette(routes=[Route("/graphql", graphql, methods=["POST"]), Route("/healthz", healthz)])
+app = Starlette(
+    routes=[Route("/graphql", graphql, methods=["GET", "POST"]), Route("/healthz", healthz)]
+)

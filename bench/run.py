@@ -5,10 +5,16 @@ with the very bytes the API returns for the contract request: no GraphQL, no dat
 Both are served by one worker process, one after the other, loaded by wrk (Debian package
 `wrk`) from a second process on loopback. Nothing here leaves 127.0.0.1.
 
+Runs: the contract request POSTed; the same as a persisted query over GET (its hash and
+variables in the URL); that GET revalidated with its ETag (304); and POSTed with answer reuse
+off. Every run is metered (cost, budget, headers) with a bucket too large to refuse anything:
+the bench measures what metering costs, not its refusals.
+
     .venv/bin/python bench/run.py [--seconds 10] [--connections 32]
 """
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -20,6 +26,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlencode
 
 import httpx
 
@@ -27,6 +34,10 @@ ROOT = Path(__file__).resolve().parent.parent
 CONTRACT = ROOT.parent / "shared" / "contract" / "benchmark-page.graphql"
 SLUG = "code-interpreter-benchmark-general"
 HOST = "127.0.0.1"
+UNREFUSING_BUDGET = {
+    "ALMANAC_ANONYMOUS_BUCKET_CAPACITY": "1000000000",
+    "ALMANAC_ANONYMOUS_RESTORE_RATE": "1000000000",
+}
 
 
 @dataclass(frozen=True)
@@ -45,27 +56,49 @@ def main() -> None:
     if shutil.which("wrk") is None:
         sys.exit("wrk is needed: apt-get install wrk")
 
-    body = json.dumps({"query": contract_query(), "variables": {"slug": SLUG}})
+    query = contract_query()
+    body = json.dumps({"query": query, "variables": {"slug": SLUG}})
+    sha256 = hashlib.sha256(query.encode()).hexdigest()
+    extensions = {"persistedQuery": {"version": 1, "sha256Hash": sha256}}
+    persisted = "/graphql?" + urlencode(
+        {"extensions": json.dumps(extensions), "variables": json.dumps({"slug": SLUG})}
+    )
     with tempfile.TemporaryDirectory() as scratch:
-        script = Path(scratch) / "post.lua"
-        script.write_text(
+        post = Path(scratch) / "post.lua"
+        post.write_text(
             'wrk.method = "POST"\n'
             'wrk.headers["Content-Type"] = "application/json"\n'
             f"wrk.body = {lua_string(body)}\n"
         )
-        with serve("server.app:app_from_environment") as url:
+        get = Path(scratch) / "get.lua"
+        get.write_text(f"wrk.path = {lua_string(persisted)}\n")
+        with serve("server.app:app_from_environment", UNREFUSING_BUDGET) as url:
             response = httpx.post(f"{url}/graphql", content=body, headers=json_headers())
             response.raise_for_status()
             assert "errors" not in response.json(), response.text
             (Path(scratch) / "response.json").write_bytes(response.content)
-            reused = load("contract request", f"{url}/graphql", script, args)
-        with serve("server.app:app_from_environment", {"ALMANAC_RESPONSE_CACHE_BYTES": "0"}) as url:
-            executed = load("  ...executed each time", f"{url}/graphql", script, args)
+            reused = load("contract request (POST)", f"{url}/graphql", post, args)
+            registered = httpx.post(
+                f"{url}/graphql",
+                json={"query": query, "variables": {"slug": SLUG}, "extensions": extensions},
+            )
+            assert "errors" not in registered.json(), registered.text
+            etag = httpx.get(f"{url}{persisted}").headers["ETag"]
+            revalidate = Path(scratch) / "revalidate.lua"
+            revalidate.write_text(
+                f"wrk.path = {lua_string(persisted)}\n"
+                f'wrk.headers["If-None-Match"] = {lua_string(etag)}\n'
+            )
+            by_hash = load("persisted query (GET)", f"{url}/graphql", get, args)
+            not_modified = load("  ...with its ETag: 304", f"{url}/graphql", revalidate, args)
+        no_reuse = {**UNREFUSING_BUDGET, "ALMANAC_RESPONSE_CACHE_BYTES": "0"}
+        with serve("server.app:app_from_environment", no_reuse) as url:
+            executed = load("  ...executed each time", f"{url}/graphql", post, args)
         with serve("bench.ceiling:app", {"BENCH_RESPONSE_FILE": f"{scratch}/response.json"}) as url:
-            ceiling = load("ceiling (same bytes)", f"{url}/graphql", script, args)
+            ceiling = load("ceiling (same bytes)", f"{url}/graphql", post, args)
 
     print(f"\n{'':26}{'req/s':>9}{'share':>8}{'p50 ms':>9}{'p99 ms':>9}")
-    for result in (ceiling, reused, executed):
+    for result in (ceiling, reused, by_hash, not_modified, executed):
         share = result.requests_per_second / ceiling.requests_per_second
         print(
             f"{result.name:26}{result.requests_per_second:>9.0f}{share:>8.1%}"
@@ -147,7 +180,7 @@ def load(name: str, url: str, script: Path, args: argparse.Namespace) -> Result:
     output = subprocess.run(
         [*base, f"-d{args.seconds}s", url], check=True, capture_output=True, text=True
     ).stdout
-    if re.search(r"Non-2xx", output):
+    if re.search(r"Non-2xx", output) and "304" not in name:
         raise RuntimeError(f"{name}: some responses failed\n{output}")
     return Result(
         name=name,

@@ -268,10 +268,13 @@ class GraphQLEndpoint:
                 errors=[GraphQLError(message, extensions={"code": TIMEOUT})],
                 timed_out=True,
             )
+        errors = [with_code(error) for error in result.errors or []]
+        # No data and no error at a path: the request failed as a whole (its variables, say).
+        request_error = result.data is None and not any(error.path for error in errors)
         outcome = Outcome(
             cost=operation.cost,
-            data=encode_json(result.data),
-            errors=[with_code(error) for error in result.errors or []],
+            data=None if request_error else encode_json(result.data),
+            errors=errors,
         )
         if answers is not None and outcome.cacheable and outcome.data is not None:
             answers.put(key, version, outcome.data)

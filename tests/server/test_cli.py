@@ -37,6 +37,19 @@ def test_export_schema_writes_the_sdl(tmp_path: Path) -> None:
     assert "benchmark(slug: String!): Benchmark" in sdl
 
 
+def test_export_schema_refuses_a_breaking_change(tmp_path: Path) -> None:
+    target = tmp_path / "schema.graphql"
+    # The published schema had a field the code no longer has.
+    published = published_sdl().replace(
+        "type Lab {\n", 'type Lab {\n  """Gone now."""\n  founded: Int\n', 1
+    )
+    target.write_text(published, encoding="utf-8")
+    result = CliRunner().invoke(main, ["export-schema", "--output", str(target)])
+    assert result.exit_code == 1
+    assert "Field Lab.founded was removed." in result.output
+    assert target.read_text(encoding="utf-8") == published
+
+
 def test_serve_refuses_several_workers_on_the_embedded_store(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

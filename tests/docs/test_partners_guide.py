@@ -1,0 +1,101 @@
+"""Every example in docs/partners.md runs against a live server, as a partner would run it."""
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from limits.cost import ASSUMED_LIST_SIZES, DEFAULT_LIST_SIZE
+from server.settings import Settings
+
+GUIDE = Path(__file__).parents[2] / "docs" / "partners.md"
+BLOCK = re.compile(r"^```(sh|python)\n(.*?)^```", re.S | re.M)
+EXAMPLES = BLOCK.findall(GUIDE.read_text(encoding="utf-8"))
+KEY_LINE = re.compile(r"Admin API key for this process only.*: (alm_\w+)")
+
+
+@pytest.fixture(scope="module")
+def live_server() -> Iterator[dict[str, str]]:
+    """`almanac serve` on the embedded store, on a free port, with the key it makes."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("ALMANAC_")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "server.cli", "serve", "--port", str(port)],
+        env=environment,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+    )
+    assert process.stderr is not None
+    key = None
+    deadline = time.monotonic() + 30
+    while key is None and time.monotonic() < deadline:
+        line = process.stderr.readline()
+        if match := KEY_LINE.search(line):
+            key = match.group(1)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        assert key is not None, "the server did not start"
+        while time.monotonic() < deadline:
+            try:
+                httpx.get(f"{url}/healthz")
+                break
+            except httpx.TransportError:
+                time.sleep(0.05)
+        yield {"ALMANAC_URL": url, "ALMANAC_KEY": key}
+    finally:
+        process.terminate()
+        process.wait()
+
+
+def test_the_guide_has_examples_of_both_kinds() -> None:
+    assert {kind for kind, _ in EXAMPLES} == {"sh", "python"}
+
+
+@pytest.mark.parametrize(
+    ("kind", "code"), EXAMPLES, ids=[f"{i}-{kind}" for i, (kind, _) in enumerate(EXAMPLES)]
+)
+def test_example_runs(live_server: dict[str, str], kind: str, code: str) -> None:
+    if kind == "sh" and shutil.which("curl") is None:
+        pytest.skip("curl is not installed")
+    command = (
+        ["bash", "-euo", "pipefail", "-c", code] if kind == "sh" else [sys.executable, "-c", code]
+    )
+    result = subprocess.run(
+        command,
+        env={**os.environ, **live_server},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, f"{result.stdout}\n{result.stderr}"
+
+
+def test_the_guide_states_the_real_limits() -> None:
+    guide = GUIDE.read_text(encoding="utf-8")
+    for (type_name, field), size in ASSUMED_LIST_SIZES.items():
+        assert f"| `{type_name}.{field}` | {size} |" in guide
+    assert f"| any other list | {DEFAULT_LIST_SIZE} |" in guide
+    settings = Settings()
+    for figure in (
+        settings.max_query_cost,
+        settings.key_bucket_capacity,
+        settings.key_restore_rate,
+        settings.anonymous_bucket_capacity,
+        settings.anonymous_restore_rate,
+        settings.max_aliases,
+        settings.max_tokens,
+        settings.max_body_bytes,
+    ):
+        assert f"{figure:,g}" in guide, figure
