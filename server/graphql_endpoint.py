@@ -12,6 +12,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
+from cachetools import LRUCache
 from graphql import DocumentNode, GraphQLError, OperationType, get_operation_ast
 from starlette.requests import Request
 from starlette.responses import Response
@@ -41,11 +42,12 @@ from server.graphql_request import (
 from server.http_caching import cache_control, content_coding, encoded, entity_tag, matches
 from server.json import encode_json
 from server.persisted_queries import PersistedQueries, PersistedQueryError
-from server.response_cache import ResponseCache
+from server.response_cache import OperationKey, ResponseCache
 from server.settings import Settings
 
 log = logging.getLogger("almanac")
 
+COSTS_REMEMBERED = 10_000
 WWW_AUTHENTICATE = {"WWW-Authenticate": 'Bearer realm="almanac"'}
 
 
@@ -63,6 +65,11 @@ class Operation:
     kind: OperationType | None = None
     cost: int = 0
     refusal: list[GraphQLError] | None = None
+
+    @property
+    def key(self) -> OperationKey:
+        """What identifies the operation: its answer and its cost depend on nothing else."""
+        return (self.text, self.request.operation_name, self.request.canonical_variables)
 
 
 @dataclass
@@ -93,6 +100,9 @@ class GraphQLEndpoint:
         self.settings = settings
         self.services = services
         self.documents = DocumentChecker(schema._schema, settings.document_limits)
+        # A cost depends on the document, the operation and the variables only: computing it
+        # takes longer than reusing a whole answer, so repeated requests reuse it too.
+        self.costs: LRUCache[OperationKey, int] = LRUCache(maxsize=COSTS_REMEMBERED)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         limit = self.settings.max_body_bytes
@@ -178,13 +188,10 @@ class GraphQLEndpoint:
         """The operation with its checked document and cost, or with why it may not run."""
         operation = Operation(graphql)
         try:
-            text = await self.services.persisted.document_text(
+            operation.text = await self.services.persisted.document_text(
                 graphql.query, graphql.extensions, graphql.document_id, may_run_any
             )
-            if text is None:
-                raise HTTPRefusal(400, "No GraphQL query found in the request: send `query`.")
-            operation.text = text
-            operation.document = self.documents.check(text)
+            operation.document = self.documents.check(operation.text)
         except PersistedQueryError as error:
             operation.refusal = [GraphQLError(str(error), extensions={"code": error.code})]
             return operation
@@ -207,9 +214,13 @@ class GraphQLEndpoint:
         if method == "GET" and operation.kind is not OperationType.QUERY:
             raise HTTPRefusal(405, "Mutations must be sent with POST; GET carries queries only.")
 
-        operation.cost = query_cost(
-            schema._schema, operation.document, graphql.operation_name, graphql.variables
-        )
+        key = operation.key
+        if (cost := self.costs.get(key)) is None:
+            cost = query_cost(
+                schema._schema, operation.document, graphql.operation_name, graphql.variables
+            )
+            self.costs[key] = cost
+        operation.cost = cost
         if operation.cost > self.settings.max_query_cost:
             maximum = self.settings.max_query_cost
             operation.refusal = [
@@ -276,7 +287,7 @@ class GraphQLEndpoint:
             data=None if request_error else encode_json(result.data),
             errors=errors,
         )
-        if answers is not None and outcome.cacheable and outcome.data is not None:
+        if answers is not None and outcome.cacheable:
             answers.put(key, version, outcome.data)
         return outcome
 
@@ -367,9 +378,10 @@ def _rate_limit_headers(allowance: Allowance) -> dict[str, str]:
 
 
 def _wants_graphiql(request: Request) -> bool:
+    if "text/html" not in request.headers.get("accept", ""):
+        return False
     params = request.query_params
-    no_operation = not any(name in params for name in ("query", "extensions", "documentId"))
-    return no_operation and "text/html" in request.headers.get("accept", "")
+    return not any(name in params for name in ("query", "extensions", "documentId"))
 
 
 def _content_length(scope: Scope) -> int | None:

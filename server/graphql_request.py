@@ -6,6 +6,7 @@ a JSON array of them (a batch). Anything else is refused with a status and a cle
 """
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, TypeVar
 
 import orjson
@@ -28,7 +29,7 @@ class GraphQLRequest:
     extensions: dict[str, Any] | None
     document_id: str | None
 
-    @property
+    @cached_property
     def canonical_variables(self) -> bytes:
         return orjson.dumps(self.variables or {}, option=orjson.OPT_SORT_KEYS)
 

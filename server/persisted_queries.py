@@ -97,12 +97,14 @@ class PersistedQueries:
         extensions: dict[str, Any] | None,
         document_id: str | None,
         may_run_any: bool,
-    ) -> str | None:
-        """The document to run, from the request's text or hash; None if it sends neither."""
+    ) -> str:
+        """The document to run, from the request's text or hash."""
         sha256 = _requested_hash(extensions, document_id)
         if self.trusted is not None and not may_run_any:
             return self._trusted_text(query, sha256)
         if sha256 is None:
+            if query is None:
+                raise HTTPRefusal(400, "No GraphQL query found in the request: send `query`.")
             return query
         if query is None:
             if (known := await self.documents.get(sha256)) is None:

@@ -5,7 +5,7 @@ from collections.abc import AsyncIterator
 import pytest
 from redis.asyncio import Redis
 
-from limits.budgets import Budgets, BucketPolicy, LocalBudgets
+from limits.budgets import BucketPolicy, Budgets, LocalBudgets
 from limits.redis_budgets import RedisBudgets
 
 POLICY = BucketPolicy(capacity=100, restore_rate=10)
