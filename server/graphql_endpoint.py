@@ -287,7 +287,7 @@ class GraphQLEndpoint:
             data=None if request_error else encode_json(result.data),
             errors=errors,
         )
-        if answers is not None and outcome.cacheable:
+        if answers is not None and outcome.data is not None and not outcome.errors:
             answers.put(key, version, outcome.data)
         return outcome
 
