@@ -157,17 +157,12 @@ class GraphQLEndpoint:
             await self.run(operation, request, identity, deadline) for operation in operations
         ]
         bodies = [self.body(outcome, allowance) for outcome in outcomes]
+        if not batched and request.method == "GET" and outcomes[0].cacheable:
+            return self.cacheable(request, identity, outcomes[0], bodies[0], media_type, headers)
+        headers["Cache-Control"] = "no-store"
         if batched:
             return Response(b"[" + b",".join(bodies) + b"]", 200, headers, media_type)
-        [outcome] = outcomes
-        status = _status(outcome, media_type)
-        if (
-            request.method == "GET"
-            and outcome.cacheable
-            and operations[0].kind is OperationType.QUERY
-        ):
-            return self.cacheable(request, identity, outcome, bodies[0], media_type, headers)
-        return Response(bodies[0], status, {**headers, "Cache-Control": "no-store"}, media_type)
+        return Response(bodies[0], _status(outcomes[0], media_type), headers, media_type)
 
     async def identify(self, request: Request) -> Identity | None:
         try:
