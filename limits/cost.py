@@ -10,7 +10,7 @@
 - Fragments are counted where they are spread; fragments on different types are all counted.
 """
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from graphql import (
@@ -70,7 +70,8 @@ def query_cost(
     walk = _CostWalk(schema, document, variables or {})
     cost = walk.selection_cost(operation.selection_set, root, slice_size=None)
     if operation.operation is OperationType.MUTATION:
-        cost += MUTATION_COST * sum(1 for _ in walk.fields(operation.selection_set, root))
+        writes = [s for s in operation.selection_set.selections if isinstance(s, FieldNode)]
+        cost += MUTATION_COST * len(writes)
     return cost
 
 
@@ -83,6 +84,7 @@ class _CostWalk:
             d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)
         }
         self.variables = variables
+        self.fragment_costs: dict[tuple[str, str, int | None], int] = {}
         self.defaults = {
             definition.variable.name.value: definition.default_value
             for operation in document.definitions
@@ -95,43 +97,51 @@ class _CostWalk:
         parent: GraphQLNamedType,
         slice_size: int | None,
     ) -> int:
-        total = 0
-        for node, field, owner in self.fields(selection_set, parent):
-            item_type = get_named_type(field.type)
-            if not isinstance(item_type, GraphQLObjectType | GraphQLInterfaceType):
-                continue
-            is_connection = SLICING_ARGUMENT in field.args and item_type.name.endswith("Connection")
-            inner_slice = self.first(node, field) if is_connection else None
-            item_cost = 1 + self.selection_cost(node.selection_set, item_type, inner_slice)
-            if not _is_list(field.type):
-                total += item_cost
-            elif slice_size is not None and node.name.value in SLICED_FIELDS:
-                total += slice_size * item_cost
-            else:
-                size = ASSUMED_LIST_SIZES.get((owner.name, node.name.value), DEFAULT_LIST_SIZE)
-                total += size * item_cost
-        return total
-
-    def fields(
-        self, selection_set: SelectionSetNode | None, parent: GraphQLNamedType
-    ) -> Iterator[tuple[FieldNode, GraphQLField, GraphQLNamedType]]:
-        """The fields selected on `parent`, through fragments: each with its definition and
-        the type that defines it."""
         if selection_set is None:
-            return
+            return 0
+        total = 0
+        spread: set[str] = set()
         for selection in selection_set.selections:
             if isinstance(selection, FieldNode):
-                fields = getattr(parent, "fields", {})
-                if selection.name.value in fields:  # Introspection fields are not listed.
-                    yield selection, fields[selection.name.value], parent
+                total += self.field_cost(selection, parent, slice_size)
             elif isinstance(selection, InlineFragmentNode):
                 inner = self.condition(selection.type_condition, parent)
-                yield from self.fields(selection.selection_set, inner)
-            elif isinstance(selection, FragmentSpreadNode) and (
-                fragment := self.fragments.get(selection.name.value)
-            ):
-                inner = self.condition(fragment.type_condition, parent)
-                yield from self.fields(fragment.selection_set, inner)
+                total += self.selection_cost(selection.selection_set, inner, slice_size)
+            elif isinstance(selection, FragmentSpreadNode) and selection.name.value not in spread:
+                # A fragment spread twice in one selection is merged, as execution merges it.
+                spread.add(selection.name.value)
+                total += self.fragment_cost(selection.name.value, parent, slice_size)
+        return total
+
+    def fragment_cost(self, name: str, parent: GraphQLNamedType, slice_size: int | None) -> int:
+        """A fragment's cost, computed once per place it can stand: fragments spreading
+        fragments must not make the computation exponential, however large the cost."""
+        fragment = self.fragments.get(name)
+        if fragment is None:
+            return 0
+        inner = self.condition(fragment.type_condition, parent)
+        key = (name, inner.name, slice_size)
+        if (known := self.fragment_costs.get(key)) is None:
+            known = self.selection_cost(fragment.selection_set, inner, slice_size)
+            self.fragment_costs[key] = known
+        return known
+
+    def field_cost(self, node: FieldNode, parent: GraphQLNamedType, slice_size: int | None) -> int:
+        field = getattr(parent, "fields", {}).get(node.name.value)
+        if field is None:  # Introspection fields are not listed, and are free.
+            return 0
+        item_type = get_named_type(field.type)
+        if not isinstance(item_type, GraphQLObjectType | GraphQLInterfaceType):
+            return 0
+        is_connection = SLICING_ARGUMENT in field.args and item_type.name.endswith("Connection")
+        inner_slice = self.first(node, field) if is_connection else None
+        item_cost = 1 + self.selection_cost(node.selection_set, item_type, inner_slice)
+        if not _is_list(field.type):
+            return item_cost
+        if slice_size is not None and node.name.value in SLICED_FIELDS:
+            return slice_size * item_cost
+        size = ASSUMED_LIST_SIZES.get((parent.name, node.name.value), DEFAULT_LIST_SIZE)
+        return size * item_cost
 
     def condition(self, named: NamedTypeNode | None, parent: GraphQLNamedType) -> GraphQLNamedType:
         """The type a fragment's fields are selected on."""

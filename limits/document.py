@@ -28,6 +28,7 @@ from graphql import (
     specified_rules,
     validate,
 )
+from graphql.validation.validate import ValidationAbortedError
 
 from schema.errors import (
     BAD_USER_INPUT,
@@ -70,7 +71,7 @@ def checked_document(schema: GraphQLSchema, text: str, limits: DocumentLimits) -
         raise DocumentRefused([_with_code(error, GRAPHQL_PARSE_FAILED)]) from error
 
     if cycles := validate(schema, document, [NoFragmentCyclesRule]):
-        raise DocumentRefused([_with_code(error, FRAGMENT_CYCLE) for error in cycles])
+        raise DocumentRefused([_cycle_error(error, limits.max_depth) for error in cycles])
     if (depth := max_depth(document)) > limits.max_depth:
         raise _refused(
             MAX_DEPTH_EXCEEDED,
@@ -103,9 +104,9 @@ def max_depth(document: DocumentNode) -> int:
 
     Call only on a document without fragment cycles.
     """
-    fragments = _fragments(document)
+    walk = _DepthWalk(_fragments(document))
     operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
-    return max((_depth(op.selection_set, fragments) for op in operations), default=0)
+    return max((walk.depth(op.selection_set) for op in operations), default=0)
 
 
 def alias_count(document: DocumentNode) -> int:
@@ -119,22 +120,31 @@ def alias_count(document: DocumentNode) -> int:
     )
 
 
-def _depth(
-    selection_set: SelectionSetNode | None, fragments: dict[str, FragmentDefinitionNode]
-) -> int:
-    if selection_set is None:
-        return 0
-    deepest = 0
-    for selection in selection_set.selections:
-        if isinstance(selection, FieldNode):
-            deepest = max(deepest, 1 + _depth(selection.selection_set, fragments))
-        elif isinstance(selection, InlineFragmentNode):
-            deepest = max(deepest, _depth(selection.selection_set, fragments))
-        elif isinstance(selection, FragmentSpreadNode) and (
-            fragment := fragments.get(selection.name.value)
-        ):
-            deepest = max(deepest, _depth(fragment.selection_set, fragments))
-    return deepest
+class _DepthWalk:
+    def __init__(self, fragments: dict[str, FragmentDefinitionNode]) -> None:
+        self.fragments = fragments
+        # Each fragment's depth is measured once: fragments spreading fragments twice over
+        # must not make the measure exponential.
+        self.fragment_depths: dict[str, int] = {}
+
+    def depth(self, selection_set: SelectionSetNode | None) -> int:
+        if selection_set is None:
+            return 0
+        deepest = 0
+        for selection in selection_set.selections:
+            if isinstance(selection, FieldNode):
+                deepest = max(deepest, 1 + self.depth(selection.selection_set))
+            elif isinstance(selection, InlineFragmentNode):
+                deepest = max(deepest, self.depth(selection.selection_set))
+            elif isinstance(selection, FragmentSpreadNode):
+                deepest = max(deepest, self.fragment_depth(selection.name.value))
+        return deepest
+
+    def fragment_depth(self, name: str) -> int:
+        if name not in self.fragment_depths:
+            fragment = self.fragments.get(name)
+            self.fragment_depths[name] = self.depth(fragment.selection_set) if fragment else 0
+        return self.fragment_depths[name]
 
 
 def _fields_written(selection_set: SelectionSetNode | None) -> Iterator[FieldNode]:
@@ -160,6 +170,16 @@ def _refused(code: str, message: str) -> DocumentRefused:
 def _with_code(error: GraphQLError, code: str) -> GraphQLError:
     error.extensions = {**(error.extensions or {}), "code": code}
     return error
+
+
+def _cycle_error(error: GraphQLError, max_depth: int) -> GraphQLError:
+    # graphql-core gives up on fragments nested deeper than it can follow (some 200 levels).
+    if isinstance(error, ValidationAbortedError):
+        return GraphQLError(
+            f"The document nests fragments too deeply; the most allowed is {max_depth} levels.",
+            extensions={"code": MAX_DEPTH_EXCEEDED},
+        )
+    return _with_code(error, FRAGMENT_CYCLE)
 
 
 def _validation_error(error: GraphQLError) -> GraphQLError:

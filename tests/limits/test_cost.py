@@ -50,6 +50,20 @@ def test_fragments_count_on_their_own_type() -> None:
     assert cost(text) == 1 + LEADERBOARD
 
 
+def test_doubling_fragments_cost_what_they_return_computed_at_once() -> None:
+    from tests.limits.test_document import doubling_fragments
+
+    # parent (1) and tracks (10 of them) at every level: 11**levels, and never walked path by path.
+    levels = 40
+    expected = sum(11**i for i in range(1, levels + 1)) + 1
+    assert cost(doubling_fragments(levels)) == expected
+
+
+def test_a_fragment_spread_twice_in_one_place_counts_once() -> None:
+    text = "{ ...C ...C } fragment C on Query { categories { slug } }"
+    assert cost(text) == ASSUMED_LIST_SIZES[("Query", "categories")]
+
+
 def test_only_the_chosen_operation_counts() -> None:
     text = "query A { categories { slug } } query B { modelCardCoverage { labsRead } }"
     assert cost(text, "B") == 1

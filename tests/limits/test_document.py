@@ -61,6 +61,37 @@ def test_depth_counts_through_fragments() -> None:
     assert refusal_codes(deep) == ["MAX_DEPTH_EXCEEDED"]
 
 
+def test_absurd_nesting_is_refused_not_crashed_on() -> None:
+    fields = "{ " + "a { " * 2_000 + "b" + " }" * 2_000 + " }"
+    assert refusal_codes(fields, DocumentLimits(10_000, 6, 3)) == ["GRAPHQL_PARSE_FAILED"]
+    chain = " ".join(
+        f"fragment F{i} on Benchmark {{ parent {{ ...F{i + 1} }} }}" for i in range(440)
+    )
+    fragments = (
+        '{ benchmark(slug: "x") { ...F0 } } ' + chain + " fragment F440 on Benchmark { name }"
+    )
+    assert refusal_codes(fragments, DocumentLimits(10_000, 6, 3)) == ["MAX_DEPTH_EXCEEDED"]
+
+
+def doubling_fragments(levels: int) -> str:
+    """Each fragment spreads the next twice: 2**levels paths, in a few hundred characters."""
+    chain = " ".join(
+        f"fragment F{i} on Benchmark {{ parent {{ ...F{i + 1} }} tracks {{ ...F{i + 1} }} }}"
+        for i in range(levels)
+    )
+    return (
+        f'{{ benchmark(slug: "x") {{ ...F0 }} }} {chain} fragment F{levels} on Benchmark {{ name }}'
+    )
+
+
+def test_doubling_fragments_are_measured_without_walking_every_path() -> None:
+    document = parse(doubling_fragments(60))
+    assert max_depth(document) == 62
+    assert refusal_codes(doubling_fragments(60), DocumentLimits(10_000, 15, 3)) == [
+        "MAX_DEPTH_EXCEEDED"
+    ]
+
+
 def test_aliases_are_counted_in_operations_and_fragments() -> None:
     bomb = "{ a: categories { slug } b: categories { slug } ...F } fragment F on Query { c: categories { s: slug } }"
     assert alias_count(parse(bomb)) == 4
