@@ -51,8 +51,6 @@ ASSUMED_LIST_SIZES: dict[tuple[str, str], int] = {
 SLICING_ARGUMENT = "first"
 SLICED_FIELDS = ("nodes", "edges")
 
-Fragments = Mapping[str, FragmentDefinitionNode]
-
 
 def query_cost(
     schema: GraphQLSchema,
