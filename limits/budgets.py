@@ -23,6 +23,12 @@ class BucketPolicy:
     capacity: int
     restore_rate: float  # points per second
 
+    def __post_init__(self) -> None:
+        if self.capacity < 1:
+            raise ValueError(f"a bucket holds at least 1 point, not {self.capacity}")
+        if not 0 < self.restore_rate < math.inf:
+            raise ValueError(f"a bucket refills at a positive rate, not {self.restore_rate}")
+
     def seconds_to_drain(self, level: float) -> float:
         return level / self.restore_rate
 

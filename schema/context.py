@@ -7,6 +7,7 @@ from typing import Any
 
 from strawberry.dataloader import DataLoader
 
+from limits.budgets import BucketPolicy
 from resolvers.tracking import index_by_key, model_key
 from store.documents import BenchmarkDoc, EntryDoc, ModelDoc
 from store.queries import Neighbourhood, Store
@@ -85,6 +86,7 @@ class Identity:
 
     name: str
     scope: str
+    budget: BucketPolicy | None = None  # None: the configured key budget
 
     @property
     def is_admin(self) -> bool:

@@ -2,7 +2,8 @@
 
 A key reads `alm_<id>_<secret>`. Only a SHA-256 hash of the secret is stored (the secret is
 random, so a slow password hash would add nothing); it is compared in constant time. Keys are
-looked up on every request, so a revoked key stops working on the next one.
+looked up on every request, so a revoked key stops working on the next one, and a key given
+its own budget (a partner on a bigger plan, the site's own server) has it on the next one.
 """
 
 import hashlib
@@ -10,8 +11,9 @@ import hmac
 import secrets
 from datetime import UTC, datetime
 
+from limits.budgets import BucketPolicy
 from schema.context import Identity
-from store.documents import ApiKeyDoc
+from store.documents import ApiKeyDoc, BudgetDoc
 from store.queries import AlreadyExists, Store
 
 SCOPES = ("read", "admin")
@@ -22,7 +24,9 @@ class InvalidCredentials(Exception):
     """The request carries credentials that are malformed, unknown or revoked."""
 
 
-async def create_key(store: Store, name: str, scope: str) -> str:
+async def create_key(
+    store: Store, name: str, scope: str, budget: BucketPolicy | None = None
+) -> str:
     """Store a new key and return it: the only time its secret is ever shown."""
     if scope not in SCOPES:
         raise ValueError(f"scope must be one of {', '.join(SCOPES)}, not {scope!r}")
@@ -37,6 +41,8 @@ async def create_key(store: Store, name: str, scope: str) -> str:
         "created_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "revoked_at": None,
     }
+    if budget is not None:
+        doc["budget"] = _budget_doc(budget)
     try:
         await store.insert("api_keys", doc)
     except AlreadyExists as error:
@@ -46,6 +52,11 @@ async def create_key(store: Store, name: str, scope: str) -> str:
 
 async def revoke_key(store: Store, name: str) -> bool:
     return await store.revoke_api_key(name, datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
+
+
+async def set_budget(store: Store, name: str, budget: BucketPolicy | None) -> bool:
+    """Give a key in force its own budget, or the configured one again (None)."""
+    return await store.set_api_key_budget(name, None if budget is None else _budget_doc(budget))
 
 
 async def authenticate(store: Store, authorization: str | None) -> Identity | None:
@@ -64,7 +75,16 @@ async def authenticate(store: Store, authorization: str | None) -> Identity | No
         raise InvalidCredentials("The API key is not valid.")
     if doc["revoked_at"] is not None:
         raise InvalidCredentials("The API key was revoked.")
-    return Identity(name=doc["name"], scope=doc["scope"])
+    budget = doc.get("budget")
+    return Identity(
+        name=doc["name"],
+        scope=doc["scope"],
+        budget=None if budget is None else BucketPolicy(**budget),
+    )
+
+
+def _budget_doc(budget: BucketPolicy) -> BudgetDoc:
+    return {"capacity": budget.capacity, "restore_rate": budget.restore_rate}
 
 
 def _digest(secret: str) -> str:

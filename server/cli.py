@@ -18,8 +18,9 @@ from editing.changes import Stamp
 from editing.dataset import export_dataset, read_dataset
 from editing.errors import InvalidInput
 from editing.importer import ImportSummary, import_dataset, item_count, seed
+from limits.budgets import BucketPolicy
 from schema.stability import breaking_changes, published_sdl
-from server.api_keys import SCOPES, create_key, revoke_key
+from server.api_keys import SCOPES, create_key, revoke_key, set_budget
 from server.settings import Settings
 from store.client import connect, prepare
 from store.queries import Store
@@ -88,23 +89,81 @@ def keys() -> None:
     pass
 
 
+def budget_options(command: Callable[..., None]) -> Callable[..., None]:
+    """--capacity and --restore-rate: a key's own budget instead of the configured one."""
+    command = click.option(
+        "--restore-rate",
+        type=click.FloatRange(min=0, min_open=True, max=1e9),
+        help="Points the key's bucket regains a second (with --capacity).",
+    )(command)
+    return click.option(
+        "--capacity",
+        type=click.IntRange(min=1),
+        help="Points the key's bucket holds, at least the most a request may cost.",
+    )(command)
+
+
+def chosen_budget(capacity: int | None, restore_rate: float | None) -> BucketPolicy | None:
+    if capacity is None and restore_rate is None:
+        return None
+    if capacity is None or restore_rate is None:
+        raise click.UsageError("Give both --capacity and --restore-rate, or neither.")
+    maximum = Settings().max_query_cost
+    if capacity < maximum:
+        raise click.UsageError(
+            f"--capacity {capacity} is below the most a request may cost ({maximum}): "
+            "requests allowed by cost could never run."
+        )
+    return BucketPolicy(capacity, restore_rate)
+
+
+def describe_budget(budget: BucketPolicy | None) -> str:
+    if budget is None:
+        return "configured budget"
+    return f"budget {budget.capacity} points, +{budget.restore_rate:g}/s"
+
+
 @keys.command("create", help="Create a key and print it: its secret is shown only this once.")
 @click.option("--name", required=True, help="Who or what uses the key; recorded with changes.")
 @click.option("--scope", type=click.Choice(SCOPES), required=True, help="admin may write.")
-def create_api_key(name: str, scope: str) -> None:
+@budget_options
+def create_api_key(name: str, scope: str, capacity: int | None, restore_rate: float | None) -> None:
+    budget = chosen_budget(capacity, restore_rate)
     try:
-        key = run_on_database(lambda store: create_key(store, name, scope))
+        key = run_on_database(lambda store: create_key(store, name, scope, budget))
     except ValueError as error:
         raise click.UsageError(str(error)) from error
     click.echo(key)
-    click.echo(f"Key {name!r} ({scope}) created. Keep it safe: it cannot be shown again.", err=True)
+    click.echo(
+        f"Key {name!r} ({scope}, {describe_budget(budget)}) created. "
+        "Keep it safe: it cannot be shown again.",
+        err=True,
+    )
 
 
-@keys.command("list", help="List keys: name, scope, created, revoked (never secrets).")
+@keys.command("list", help="List keys: name, scope, budget, created, revoked (never secrets).")
 def list_api_keys() -> None:
     for doc in run_on_database(lambda store: store.api_keys()):
+        budget = BucketPolicy(**doc["budget"]) if "budget" in doc else None
         revoked = f"revoked {doc['revoked_at']}" if doc["revoked_at"] else "in force"
-        click.echo(f"{doc['name']}\t{doc['scope']}\tcreated {doc['created_at']}\t{revoked}")
+        click.echo(
+            f"{doc['name']}\t{doc['scope']}\t{describe_budget(budget)}\t"
+            f"created {doc['created_at']}\t{revoked}"
+        )
+
+
+@keys.command(
+    "budget",
+    help="Give a key its own budget (--capacity and --restore-rate), or the configured one "
+    "again (neither). It applies from the key's next request.",
+)
+@click.argument("name")
+@budget_options
+def set_api_key_budget(name: str, capacity: int | None, restore_rate: float | None) -> None:
+    budget = chosen_budget(capacity, restore_rate)
+    if not run_on_database(lambda store: set_budget(store, name, budget)):
+        raise click.ClickException(f"No key named {name!r} is in force.")
+    click.echo(f"Key {name!r} now has the {describe_budget(budget)}.")
 
 
 @keys.command("revoke", help="Revoke a key by name: it stops working on the next request.")

@@ -9,7 +9,7 @@ operation's cost, the budget left in the rate-limit headers, and for a GET query
 
 import asyncio
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from cachetools import LRUCache
@@ -234,7 +234,11 @@ class GraphQLEndpoint:
 
     async def charge(self, request: Request, identity: Identity | None, cost: int) -> Allowance:
         if identity is not None:
-            bucket, policy = f"key:{identity.name}", self.settings.key_budget
+            bucket, policy = f"key:{identity.name}", identity.budget or self.settings.key_budget
+            if policy.capacity < self.settings.max_query_cost:
+                # A key's own budget set below a maximum raised since: every allowed request
+                # must fit the bucket, or the client would be told to retry in vain.
+                policy = replace(policy, capacity=self.settings.max_query_cost)
         else:
             address = request.client.host if request.client else "unknown"
             bucket, policy = f"address:{address}", self.settings.anonymous_budget

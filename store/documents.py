@@ -122,6 +122,13 @@ class CategoryCountDoc(TypedDict):
     benchmark_count: int
 
 
+class BudgetDoc(TypedDict):
+    """A key's own budget, in place of the configured one."""
+
+    capacity: int
+    restore_rate: float  # points per second
+
+
 class ApiKeyDoc(TypedDict):
     """An API key: only a hash of its secret is kept."""
 
@@ -131,3 +138,4 @@ class ApiKeyDoc(TypedDict):
     secret_sha256: str
     created_at: str
     revoked_at: str | None
+    budget: NotRequired[BudgetDoc]  # absent: the configured key budget

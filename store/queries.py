@@ -10,6 +10,7 @@ from store.changes import DataVersion
 from store.documents import (
     ApiKeyDoc,
     BenchmarkDoc,
+    BudgetDoc,
     CategoryCountDoc,
     CategoryDoc,
     LabDoc,
@@ -222,6 +223,12 @@ class Store:
             return False
         self.version.bump()
         return True
+
+    async def set_api_key_budget(self, name: str, budget: BudgetDoc | None) -> bool:
+        """Give the key called `name` its own budget, or the configured one again (None)."""
+        change = {"$set": {"budget": budget}} if budget else {"$unset": {"budget": ""}}
+        result = await self.db.api_keys.update_one({"name": name, "revoked_at": None}, change)
+        return bool(result.matched_count)
 
 
 def _lookup(field: str, into: str) -> dict[str, str]:

@@ -8,7 +8,8 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 
-from server.api_keys import create_key
+from limits.budgets import BucketPolicy
+from server.api_keys import create_key, set_budget
 from server.app import create_app
 from server.settings import Settings
 from store.queries import Store
@@ -189,6 +190,34 @@ async def test_each_key_has_its_own_bigger_budget(app: Starlette, store: Store) 
         # The anonymous bucket of the same address was never touched.
         anonymous = await http.post("/graphql", json={"query": CATEGORIES})
         assert anonymous.headers["RateLimit-Remaining"] == "350"
+
+
+async def test_a_key_can_have_its_own_budget(app: Starlette, store: Store) -> None:
+    key = await create_key(store, "site", "read", BucketPolicy(capacity=2_000, restore_rate=5))
+    small = await create_key(store, "tiny", "read", BucketPolicy(capacity=50, restore_rate=1))
+    async with http_client(app) as http:
+
+        async def ask(with_key: str) -> httpx.Response:
+            headers = {"Authorization": f"Bearer {with_key}"}
+            return await http.post("/graphql", json={"query": CATEGORIES}, headers=headers)
+
+        for _ in range(40):  # 2000 points: twice the configured key budget
+            response = await ask(key)
+            assert response.status_code == 200
+        assert response.headers["RateLimit-Limit"] == "2000"
+        assert response.json()["extensions"]["cost"]["throttleStatus"] == {
+            "maximumAvailable": 2_000,
+            "currentlyAvailable": 0,
+            "restoreRate": 5,
+        }
+        assert (await ask(key)).status_code == 429
+        # Back on the configured budget from its next request; what it spent stays spent.
+        assert await set_budget(store, "site", None)
+        back = await ask(key)
+        assert back.status_code == 429
+        assert back.headers["RateLimit-Limit"] == "1000"
+        # A budget below the most a request may cost (400 here) is raised to it.
+        assert (await ask(small)).headers["RateLimit-Limit"] == "400"
 
 
 async def test_anonymous_access_can_be_switched_off(store: Store) -> None:

@@ -60,3 +60,11 @@ async def test_redis_failure_falls_back_to_this_process(clock: Clock) -> None:
     allowance = await unreachable.take("key:a", 30, POLICY)
     assert (allowance.allowed, allowance.remaining) == (True, 70)
     await unreachable.close()
+
+
+@pytest.mark.parametrize(
+    ("capacity", "restore_rate"), [(0, 10), (-5, 10), (100, 0), (100, -1), (100, float("inf"))]
+)
+def test_a_bucket_that_could_never_serve_is_refused(capacity: int, restore_rate: float) -> None:
+    with pytest.raises(ValueError, match="a bucket"):
+        BucketPolicy(capacity, restore_rate)

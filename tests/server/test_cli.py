@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from editing.dataset import export_dataset
+from limits.budgets import BucketPolicy
 from schema import Identity
 from schema.stability import published_sdl
 from server.api_keys import InvalidCredentials, authenticate
@@ -104,7 +105,7 @@ def test_keys_are_created_listed_and_revoked(database: Store) -> None:
     assert asyncio.run(authenticate(database, f"Bearer {key}")) == Identity("ingest-bot", "admin")
 
     listed = run("keys", "list")
-    assert "ingest-bot\tadmin\tcreated " in listed.stdout
+    assert "ingest-bot\tadmin\tconfigured budget\tcreated " in listed.stdout
     assert "in force" in listed.stdout
     assert key.split("_")[2] not in listed.stdout
 
@@ -114,6 +115,66 @@ def test_keys_are_created_listed_and_revoked(database: Store) -> None:
     assert run("keys", "revoke", "ingest-bot").exit_code == 1
     with pytest.raises(InvalidCredentials):
         asyncio.run(authenticate(database, f"Bearer {key}"))
+
+
+def test_a_key_gets_its_own_budget_and_gives_it_back(database: Store) -> None:
+    created = run(
+        "keys",
+        "create",
+        "--name",
+        "site",
+        "--scope",
+        "read",
+        "--capacity",
+        "50000",
+        "--restore-rate",
+        "2500",
+    )
+    assert created.exit_code == 0, created.output
+    assert "budget 50000 points, +2500/s" in created.stderr
+    key = f"Bearer {created.stdout.strip()}"
+
+    def budget() -> BucketPolicy | None:
+        identity = asyncio.run(authenticate(database, key))
+        assert identity is not None
+        return identity.budget
+
+    assert budget() == BucketPolicy(50_000, 2_500)
+    assert "site\tread\tbudget 50000 points, +2500/s\tcreated" in run("keys", "list").stdout
+
+    assert (
+        run("keys", "budget", "site", "--capacity", "8000", "--restore-rate", "0.5").exit_code == 0
+    )
+    assert budget() == BucketPolicy(8_000, 0.5)
+    cleared = run("keys", "budget", "site")
+    assert "now has the configured budget" in cleared.stdout
+    assert budget() is None
+    assert "site\tread\tconfigured budget\t" in run("keys", "list").stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "complaint"),
+    [
+        (["--capacity", "9000"], "both --capacity and --restore-rate"),
+        (["--restore-rate", "10"], "both --capacity and --restore-rate"),
+        (
+            ["--capacity", "4999", "--restore-rate", "10"],
+            "below the most a request may cost (5000)",
+        ),
+        (["--capacity", "9000", "--restore-rate", "0"], "--restore-rate"),
+        (["--capacity", "lots", "--restore-rate", "10"], "--capacity"),
+    ],
+)
+def test_a_budget_that_cannot_work_is_refused(
+    database: Store, args: list[str], complaint: str
+) -> None:
+    created = run("keys", "create", "--name", "partner", "--scope", "read", *args)
+    assert created.exit_code == 2
+    assert complaint in created.stderr
+    assert run("keys", "list").stdout == ""
+    assert (
+        run("keys", "budget", "nobody", "--capacity", "9000", "--restore-rate", "1").exit_code == 1
+    )
 
 
 def test_import_dry_run_import_and_export(database: Store, tmp_path: Path) -> None:
