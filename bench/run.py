@@ -31,7 +31,7 @@ from urllib.parse import urlencode
 import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
-CONTRACT = ROOT.parent / "shared" / "contract" / "benchmark-page.graphql"
+CONTRACT = ROOT / "contract" / "benchmark-page.graphql"
 SLUG = "code-interpreter-benchmark-general"
 HOST = "127.0.0.1"
 UNREFUSING_BUDGET = {

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from editing.errors import InvalidInput, Location, Problem
-from editing.inputs import BenchmarkFields, ModelFields, ReadInput
+from editing.inputs import MAX_CATEGORIES, MAX_TRACKS, BenchmarkFields, ModelFields, ReadInput
 from resolvers.history import entry_identity, is_recorded
 from resolvers.tracking import model_key
 from store.derived import with_benchmark_keys, with_model_keys
@@ -185,6 +185,14 @@ def changed_model(
     return changed
 
 
+def check_room_for_category(known: Mapping[str, CategoryDoc]) -> None:
+    """A new category fits only while the almanac holds fewer than `MAX_CATEGORIES`."""
+    if len(known) >= MAX_CATEGORIES:
+        raise InvalidInput.at(
+            ("slug",), f"the almanac holds {len(known)} categories, the most it may hold"
+        )
+
+
 def _stamped(current: Any, doc: Any, stamp: Stamp) -> Any:
     if current is not None and _content(current) == _content(doc):
         return None
@@ -226,6 +234,9 @@ def _parent_problems(slug: str, parent: str, catalog: Catalog) -> list[Problem]:
         return [Problem(location, f"{parent!r} is itself a track; tracks do not nest")]
     if slug in catalog.parents.values():
         return [Problem(location, f"{slug!r} has tracks of its own, so it cannot be a track")]
+    tracks = [track for track, of in catalog.parents.items() if of == parent and track != slug]
+    if len(tracks) >= MAX_TRACKS:
+        return [Problem(location, f"{parent!r} has {len(tracks)} tracks, the most a family holds")]
     return []
 
 

@@ -10,7 +10,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from editing.changes import Catalog, Stamp, changed_benchmark, changed_model, with_read
+from editing.changes import (
+    Catalog,
+    Stamp,
+    changed_benchmark,
+    changed_model,
+    check_room_for_category,
+    with_read,
+)
 from editing.errors import Conflict, InvalidInput, NotFound
 from editing.inputs import BenchmarkFields, CategoryInput, LabInput, ModelFields, ReadInput
 from resolvers.history import same_entries
@@ -109,6 +116,9 @@ class Editor:
         return doc
 
     async def create_category(self, category: CategoryInput) -> CategoryDoc:
+        known = await self.store.known_categories()
+        if category.slug not in {held["slug"] for held in known}:
+            check_room_for_category({held["slug"]: held for held in known})
         doc: CategoryDoc = {"slug": category.slug, "name": category.name}
         await self._insert("categories", doc, "category")
         return doc

@@ -12,7 +12,14 @@ from datetime import UTC, datetime
 from functools import partial
 from typing import Any, Literal
 
-from editing.changes import Catalog, Stamp, changed_benchmark, changed_model, with_read
+from editing.changes import (
+    Catalog,
+    Stamp,
+    changed_benchmark,
+    changed_model,
+    check_room_for_category,
+    with_read,
+)
 from editing.dataset import CSV_LINES, Dataset
 from editing.errors import EditError, InvalidInput, Location, Problem, dotted
 from editing.inputs import (
@@ -110,6 +117,8 @@ async def import_dataset(
                 f"{entry.slug!r} is stored as {held['name']!r}; renaming is not supported",
             )
         if held is None:
+            if section == "categories":
+                check_room_for_category(known)
             known[entry.slug] = {"slug": entry.slug, "name": entry.name}
             if write:
                 await store.insert(section, known[entry.slug])

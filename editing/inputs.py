@@ -29,6 +29,14 @@ _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 M = TypeVar("M", bound=BaseModel)
 
+# Bounds on what the almanac holds, so that every list a query returns has a known largest
+# size, which its cost uses (limits/cost.py, docs/partners.md).
+MAX_READ_ROWS = 10_000
+MAX_TRACKS = 20
+MAX_CATEGORIES = 100
+MAX_MODEL_CARD_REPORTS = 100
+MAX_ALIASES = 50
+
 
 def _today(info: ValidationInfo) -> date:
     context = info.context or {}
@@ -99,7 +107,7 @@ class ReadInput(Input):
     """A leaderboard read: every row read from the source on `read_on`."""
 
     read_on: PastDate
-    entries: Annotated[list[EntryInput], Field(max_length=10_000)]
+    entries: Annotated[list[EntryInput], Field(max_length=MAX_READ_ROWS)]
     # Kept from an exported history on import; a new read is stamped with its writer.
     recorded_by: Name | None = None
     recorded_at: AwareDatetime | None = None
@@ -144,14 +152,16 @@ class BenchmarkFields(Input):
     prominence: int | None = None
     ceiling: Score | None = None
     source: SourceInput | None = None
-    model_card_reports: list[ModelCardReportInput] | None = None
+    model_card_reports: (
+        Annotated[list[ModelCardReportInput], Field(max_length=MAX_MODEL_CARD_REPORTS)] | None
+    ) = None
 
 
 class ModelFields(Input):
     """A tracked model; `lab` is the slug of a known lab."""
 
     name: Name | None = None
-    aliases: list[Name] | None = None
+    aliases: Annotated[list[Name], Field(max_length=MAX_ALIASES)] | None = None
     lab: Slug | None = None
     released_on: PastMonth | None = None
     capability_index_rank: Annotated[int, Field(ge=1)] | None = None

@@ -13,9 +13,9 @@ from typing import Protocol
 
 from cachetools import LRUCache
 
-# Buckets kept in memory per process; a forgotten bucket is one that has drained anyway
-# (or belongs to one of very many addresses, which then start full again).
-LOCAL_BUCKETS = 100_000
+# Buckets kept in memory per process, by default; a forgotten bucket is one that has drained
+# anyway (or belongs to one of very many addresses, which then start full again).
+LOCAL_BUCKETS = 50_000
 
 
 @dataclass(frozen=True)
@@ -82,9 +82,11 @@ def drained(level: float, seconds: float, policy: BucketPolicy) -> float:
 class LocalBudgets:
     """Buckets in this process: right for one process, or as the fallback when Redis fails."""
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, max_buckets: int = LOCAL_BUCKETS, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.clock = clock
-        self._buckets: LRUCache[str, tuple[float, float]] = LRUCache(maxsize=LOCAL_BUCKETS)
+        self._buckets: LRUCache[str, tuple[float, float]] = LRUCache(maxsize=max_buckets)
 
     async def take(self, bucket: str, cost: int, policy: BucketPolicy) -> Allowance:
         now = self.clock()

@@ -6,6 +6,7 @@
   field's `first` is the size of its `nodes` and `edges`; other lists have an assumed size
   (`ASSUMED_LIST_SIZES`, else `DEFAULT_LIST_SIZE`), the most they usually hold.
 - Each mutation field costs `MUTATION_COST` more, for its write.
+- Every operation is charged at least `REFUSED_COST`, and a refused one exactly that.
 - Introspection (`__schema`, `__type`, `__typename`) is free: it never touches the database.
 - Fragments are counted where they are spread; fragments on different types are all counted.
 """
@@ -36,20 +37,24 @@ from graphql import (
     get_operation_ast,
 )
 
+from editing.inputs import MAX_CATEGORIES, MAX_MODEL_CARD_REPORTS, MAX_TRACKS
+from schema.pagination import MAX_LIST_SLICE, MAX_PAGE_SIZE
+
 MUTATION_COST = 10
-DEFAULT_LIST_SIZE = 20
-ASSUMED_LIST_SIZES: dict[tuple[str, str], int] = {
-    ("Query", "categories"): 50,
-    ("Benchmark", "leaderboard"): 50,
-    ("Benchmark", "scoresOverTime"): 100,
-    ("Benchmark", "tracks"): 10,
-    ("Model", "results"): 50,
-    ("LeaderboardRead", "added"): 50,
-    ("LeaderboardRead", "removed"): 50,
-    ("LeaderboardRead", "changed"): 50,
+REFUSED_COST = 1
+"""What a refused request is charged, and the least any request is: none is free, so no client
+can send an unlimited number of them."""
+BOUNDED_LISTS: dict[tuple[str, str], int] = {
+    ("Query", "categories"): MAX_CATEGORIES,
+    ("Benchmark", "tracks"): MAX_TRACKS,
+    ("ModelCardReports", "nodes"): MAX_MODEL_CARD_REPORTS,
 }
-SLICING_ARGUMENT = "first"
+SLICING_ARGUMENTS = ("first", "last")
 SLICED_FIELDS = ("nodes", "edges")
+
+
+class SliceOutOfRange(Exception):
+    """A `first` or `last` outside what its field allows: the request may not run."""
 
 
 def query_cost(
@@ -131,14 +136,15 @@ class _CostWalk:
         item_type = get_named_type(field.type)
         if not isinstance(item_type, GraphQLObjectType | GraphQLInterfaceType):
             return 0
-        is_connection = SLICING_ARGUMENT in field.args and item_type.name.endswith("Connection")
-        inner_slice = self.first(node, field) if is_connection else None
+        is_connection = "first" in field.args and item_type.name.endswith("Connection")
+        inner_slice = self.sliced(node, field, MAX_PAGE_SIZE) if is_connection else None
         item_cost = 1 + self.selection_cost(node.selection_set, item_type, inner_slice)
         if not _is_list(field.type):
             return item_cost
         if slice_size is not None and node.name.value in SLICED_FIELDS:
             return slice_size * item_cost
-        size = ASSUMED_LIST_SIZES.get((parent.name, node.name.value), DEFAULT_LIST_SIZE)
+        if (size := self.sliced(node, field, MAX_LIST_SLICE)) is None:
+            size = BOUNDED_LISTS[(parent.name, node.name.value)]
         return size * item_cost
 
     def condition(self, named: NamedTypeNode | None, parent: GraphQLNamedType) -> GraphQLNamedType:
@@ -147,23 +153,29 @@ class _CostWalk:
             return parent
         return self.schema.get_type(named.name.value) or parent
 
-    def first(self, node: FieldNode, field: GraphQLField) -> int:
-        """The connection's page size as this request asks for it."""
-        value: Any = field.args[SLICING_ARGUMENT].default_value
+    def sliced(self, node: FieldNode, field: GraphQLField, maximum: int) -> int | None:
+        """How many items the field's `first` or `last` asks for (None if it has neither)."""
+        name = next((name for name in SLICING_ARGUMENTS if name in field.args), None)
+        if name is None:
+            return None
+        value: Any = field.args[name].default_value
         for argument in node.arguments or ():
-            if argument.name.value != SLICING_ARGUMENT:
+            if argument.name.value != name:
                 continue
             literal = argument.value
             if isinstance(literal, VariableNode):
-                name = literal.name.value
-                default = self.defaults.get(name)
-                value = self.variables.get(name, getattr(default, "value", value))
+                variable = literal.name.value
+                default = self.defaults.get(variable)
+                value = self.variables.get(variable, getattr(default, "value", value))
             elif isinstance(literal, IntValueNode):
                 value = literal.value
         try:
-            return max(0, int(value))
+            size = int(value)
         except (TypeError, ValueError):
-            return 0  # Not a number: validation or execution refuses it, at no cost.
+            return 0  # Not a number: validation or execution refuses it.
+        if not 0 <= size <= maximum:
+            raise SliceOutOfRange(f"`{name}` must be between 0 and {maximum}; got {size}.")
+        return size
 
 
 def _is_list(type_: GraphQLType) -> bool:

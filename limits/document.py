@@ -8,7 +8,6 @@ aliases, then the GraphQL spec's own validation rules.
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from cachetools import LRUCache
 from graphql import (
     DocumentNode,
     FieldNode,
@@ -23,6 +22,7 @@ from graphql import (
     OperationDefinitionNode,
     SelectionSetNode,
     Source,
+    Token,
     TokenKind,
     parse,
     specified_rules,
@@ -30,6 +30,7 @@ from graphql import (
 )
 from graphql.validation.validate import ValidationAbortedError
 
+from limits.bounded_cache import BoundedCache
 from schema.errors import (
     BAD_USER_INPUT,
     FRAGMENT_CYCLE,
@@ -189,32 +190,52 @@ def _validation_error(error: GraphQLError) -> GraphQLError:
 
 
 class DocumentChecker:
-    """`checked_document` with a memory: a document seen before is not parsed again."""
+    """`checked_document` with a memory: a document seen before is not parsed again.
 
-    def __init__(
-        self, schema: GraphQLSchema, limits: DocumentLimits, max_text_bytes: int = 2_000_000
-    ) -> None:
+    A refusal is remembered by its errors, and a new `DocumentRefused` is raised each time: a
+    remembered exception raised again would keep every request's frames in its traceback.
+    """
+
+    def __init__(self, schema: GraphQLSchema, limits: DocumentLimits, max_bytes: int) -> None:
         self.schema = schema
         self.limits = limits
-        # Bounded by the text the documents were parsed from (their trees take some 50 times it).
-        self._seen: LRUCache[str, DocumentNode | DocumentRefused] = LRUCache(
-            maxsize=max_text_bytes, getsizeof=_text_size
+        self.seen: BoundedCache[str, DocumentNode | list[GraphQLError]] = BoundedCache(
+            max_bytes, _outcome_size
         )
 
     def check(self, text: str) -> DocumentNode:
-        outcome = self._seen.get(text)
+        outcome = self.seen.get(text)
         if outcome is None:
             try:
                 outcome = checked_document(self.schema, text, self.limits)
             except DocumentRefused as refused:
-                outcome = refused
-            self._seen[text] = outcome
-        if isinstance(outcome, DocumentRefused):
-            raise outcome
+                outcome = refused.errors
+            self.seen.put(text, outcome)
+        if isinstance(outcome, list):
+            raise DocumentRefused(outcome)
         return outcome
 
 
-def _text_size(outcome: DocumentNode | DocumentRefused) -> int:
-    if isinstance(outcome, DocumentNode) and outcome.loc is not None:
-        return len(outcome.loc.source.body)
-    return 200
+# A parsed document holds its text (the cache key, counted there) and some 450 bytes a token
+# (measured with tracemalloc on the site's page query and on small ones).
+BYTES_PER_TOKEN = 600
+DOCUMENT_BYTES = 1_000
+
+
+def _outcome_size(outcome: DocumentNode | list[GraphQLError]) -> int:
+    if isinstance(outcome, list):
+        return sum(DOCUMENT_BYTES + 2 * len(error.message) for error in outcome)
+    return DOCUMENT_BYTES + BYTES_PER_TOKEN * _token_total(outcome)
+
+
+def _token_total(document: DocumentNode) -> int:
+    """How many tokens the parsed document holds (its location chain, start to end)."""
+    location = document.loc
+    if location is None:
+        return 0
+    count = 0
+    token: Token | None = location.start_token
+    while token is not None:
+        count += 1
+        token = token.next
+    return count

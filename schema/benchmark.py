@@ -18,12 +18,15 @@ from schema.lab import Lab
 from schema.leaderboard import LeaderboardRow, ScorePoint
 from schema.model import Model
 from schema.node import SlugNode
-from schema.pagination import Connection, connection, page
+from schema.pagination import Connection, SliceArgument, connection, page, slice_size
 from schema.revision import Revised
 from store.documents import BenchmarkDoc, CategoryCountDoc, Date, ReadDoc, YearMonth
 from store.queries import Neighbourhood
 
 E = TypeVar("E", bound=Enum)
+
+DEFAULT_LEADERBOARD_ROWS = 100
+DEFAULT_SCORE_POINTS = 100
 
 
 @strawberry.type(description="How a benchmark scores models.")
@@ -174,11 +177,13 @@ class Benchmark(SlugNode, Revised):
         description=(
             "Best score per model from the benchmark's own leaderboard, best first, ties by "
             "model name A to Z. Where a model ran with several settings or harnesses, its best "
-            "is kept. Rows of models we don't track have `tracked: false`."
+            "is kept. Rows of models we don't track have `tracked: false`. The first `first` "
+            "rows (100 unless asked otherwise); `entryCount` says how many there are."
         )
     )
-    def leaderboard(self) -> list[LeaderboardRow]:
-        return [LeaderboardRow.from_row(row) for row in self.rows]
+    def leaderboard(self, first: SliceArgument = DEFAULT_LEADERBOARD_ROWS) -> list[LeaderboardRow]:
+        rows = self.rows[: slice_size("first", first)]
+        return [LeaderboardRow.from_row(row) for row in rows]
 
     @strawberry.field(description="The row that tops the leaderboard, tracked or not.")
     def leader(self) -> LeaderboardRow | None:
@@ -217,15 +222,19 @@ class Benchmark(SlugNode, Revised):
         description=(
             "Every result the almanac has recorded for it, in any read, one point each and "
             "oldest first: a model tested at several settings, or re-scored in a later read, "
-            "appears more than once. A row read again with the same score is the same point."
+            "appears more than once. A row read again with the same score is the same point. "
+            "The newest `last` points (100 unless asked otherwise), still oldest first."
         )
     )
-    async def scores_over_time(self, info: strawberry.Info[Context]) -> list[ScorePoint]:
+    async def scores_over_time(
+        self, info: strawberry.Info[Context], last: SliceArgument = DEFAULT_SCORE_POINTS
+    ) -> list[ScorePoint]:
+        count = slice_size("last", last)
         history = await self._history(info)
         results = results_ever_recorded(history)
         tracked = await info.context.loaders.tracked_models_of_entries(results, self.tracked)
         points = rules.scores_over_time(results, tracked=tracked)
-        return [ScorePoint.from_point(point) for point in points]
+        return [ScorePoint.from_point(point) for point in points[len(points) - count :]]
 
     @strawberry.field(
         description=(

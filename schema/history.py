@@ -5,7 +5,10 @@ from typing import Self
 import strawberry
 
 from resolvers.history import ReadChanges
+from schema.pagination import SliceArgument, slice_size
 from store.documents import Date, DateTime, EntryDoc, ReadDoc
+
+DEFAULT_CHANGED_ROWS = 50
 
 
 @strawberry.type(description="A result as a read recorded it.")
@@ -45,9 +48,31 @@ class LeaderboardRead:
     recorded_by: str = strawberry.field(description="Who recorded it: an API key's name.")
     recorded_at: DateTime = strawberry.field(description="When it was recorded.")
     entry_count: int = strawberry.field(description="How many rows were read.")
-    added: list[ReadEntry] = strawberry.field(description="Rows not in the previous read.")
-    removed: list[ReadEntry] = strawberry.field(description="Rows of the previous read now gone.")
-    changed: list[ScoreChange] = strawberry.field(description="Rows whose score changed.")
+    changes: strawberry.Private[ReadChanges]
+
+    @strawberry.field(
+        description="Rows not in the previous read (the first `first`, 50 unless asked)."
+    )
+    def added(self, first: SliceArgument = DEFAULT_CHANGED_ROWS) -> list[ReadEntry]:
+        return [ReadEntry.from_entry(e) for e in self.changes.added[: slice_size("first", first)]]
+
+    @strawberry.field(
+        description="Rows of the previous read now gone (the first `first`, 50 unless asked)."
+    )
+    def removed(self, first: SliceArgument = DEFAULT_CHANGED_ROWS) -> list[ReadEntry]:
+        return [ReadEntry.from_entry(e) for e in self.changes.removed[: slice_size("first", first)]]
+
+    @strawberry.field(description="Rows whose score changed (the first `first`, 50 unless asked).")
+    def changed(self, first: SliceArgument = DEFAULT_CHANGED_ROWS) -> list[ScoreChange]:
+        return [
+            ScoreChange(
+                model_name=change.after["model_name"],
+                setting=change.after["setting"],
+                before=change.before["score"],
+                after=change.after["score"],
+            )
+            for change in self.changes.changed[: slice_size("first", first)]
+        ]
 
     @classmethod
     def from_read(cls, read: ReadDoc, changes: ReadChanges) -> Self:
@@ -57,15 +82,5 @@ class LeaderboardRead:
             recorded_by=read["recorded_by"],
             recorded_at=read["recorded_at"],
             entry_count=len(read["entries"]),
-            added=[ReadEntry.from_entry(entry) for entry in changes.added],
-            removed=[ReadEntry.from_entry(entry) for entry in changes.removed],
-            changed=[
-                ScoreChange(
-                    model_name=change.after["model_name"],
-                    setting=change.after["setting"],
-                    before=change.before["score"],
-                    after=change.after["score"],
-                )
-                for change in changes.changed
-            ],
+            changes=changes,
         )

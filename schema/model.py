@@ -10,11 +10,14 @@ from resolvers.tracking import model_keys
 from schema.context import Context
 from schema.lab import Lab
 from schema.node import SlugNode
+from schema.pagination import SliceArgument, slice_size
 from schema.revision import Revised
 from store.documents import ModelDoc, YearMonth
 
 if TYPE_CHECKING:
     from schema.benchmark import Benchmark
+
+DEFAULT_RESULTS = 50
 
 
 @strawberry.type(description="Where a model we track stands on one benchmark's leaderboard.")
@@ -81,10 +84,13 @@ class Model(SlugNode, Revised):
     @strawberry.field(
         description=(
             "Its result on every benchmark whose leaderboard lists it (under its name or an "
-            "alias), best place first."
+            "alias), best place first: the first `first` (50 unless asked otherwise)."
         )
     )
-    async def results(self, info: strawberry.Info[Context]) -> list[ModelResult]:
+    async def results(
+        self, info: strawberry.Info[Context], first: SliceArgument = DEFAULT_RESULTS
+    ) -> list[ModelResult]:
+        count = slice_size("first", first)
         from schema.benchmark import benchmarks_from_docs
 
         found = await info.context.loaders.benchmarks_by_model_key.load_many(model_keys(self.doc))
@@ -105,4 +111,4 @@ class Model(SlugNode, Revised):
                     leads_tracked_models=rules.tracked_leader(rows) is mine,
                 )
             )
-        return sorted(results, key=lambda result: (result.rank, result.benchmark.name))
+        return sorted(results, key=lambda result: (result.rank, result.benchmark.name))[:count]

@@ -4,7 +4,7 @@ import base64
 import binascii
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Annotated, Generic, TypeVar
 
 import strawberry
 
@@ -14,7 +14,16 @@ T = TypeVar("T")
 Item = TypeVar("Item")
 
 MAX_PAGE_SIZE = 100
+MAX_LIST_SLICE = 10_000
+"""The most a list's `first` or `last` may ask for; the request's cost is the real limit."""
 _CURSOR_PREFIX = "offset:"
+
+SliceArgument = Annotated[
+    int,
+    strawberry.argument(
+        description=f"How many items to return, from 0 to {MAX_LIST_SLICE:,}; each is charged."
+    ),
+]
 
 
 @strawberry.type(description="Where a page sits in the whole list (Relay cursor connections).")
@@ -73,10 +82,15 @@ def decode_cursor(cursor: str) -> int:
 
 def page(first: int, after: str | None) -> Page:
     """The slice `first`/`after` ask for; out-of-range values are the client's error."""
-    if not 0 <= first <= MAX_PAGE_SIZE:
-        raise BadUserInput(f"`first` must be between 0 and {MAX_PAGE_SIZE}; got {first}.")
     offset = 0 if after is None else decode_cursor(after) + 1
-    return Page(offset=offset, size=first)
+    return Page(offset=offset, size=slice_size("first", first, MAX_PAGE_SIZE))
+
+
+def slice_size(argument: str, value: int, maximum: int = MAX_LIST_SLICE) -> int:
+    """How many items a `first` or `last` argument asks for, if within 0 and `maximum`."""
+    if not 0 <= value <= maximum:
+        raise BadUserInput(f"`{argument}` must be between 0 and {maximum}; got {value}.")
+    return value
 
 
 def connection(nodes: list[T], *, at: Page, total_count: int) -> Connection[T]:

@@ -18,6 +18,7 @@ from store.queries import AlreadyExists, Store
 
 SCOPES = ("read", "admin")
 PREFIX = "alm"
+MAX_NAME_LENGTH = 100
 
 
 class InvalidCredentials(Exception):
@@ -32,6 +33,8 @@ async def create_key(
         raise ValueError(f"scope must be one of {', '.join(SCOPES)}, not {scope!r}")
     if not name.strip():
         raise ValueError("a key needs a name")
+    if len(name.strip()) > MAX_NAME_LENGTH:
+        raise ValueError(f"a key's name has at most {MAX_NAME_LENGTH} characters")
     key_id, secret = secrets.token_hex(6), secrets.token_hex(32)
     doc: ApiKeyDoc = {
         "key_id": key_id,

@@ -89,7 +89,10 @@ def shared_services(settings: Settings) -> Services:
         load_trusted_documents(settings.trusted_documents) if settings.trusted_documents else None
     )
     if settings.redis_url is None:
-        return Services(LocalBudgets(), PersistedQueries(LocalDocuments(), trusted), answers)
+        documents = LocalDocuments(settings.persisted_query_cache_bytes)
+        return Services(
+            LocalBudgets(settings.budget_buckets), PersistedQueries(documents, trusted), answers
+        )
     redis = Redis.from_url(settings.redis_url)
     prefix = settings.redis_key_prefix
     return Services(

@@ -1,6 +1,7 @@
 """Refusals of the HTTP layer, shaped like GraphQL errors so that every client can read them."""
 
 from collections.abc import Mapping
+from typing import Any
 
 from starlette.responses import Response
 
@@ -33,8 +34,17 @@ class HTTPRefusal(Exception):
         self.headers = headers
         self.code = code
 
-    def response(self) -> Response:
-        return http_error(self.status_code, self.message, self.headers, self.code)
+    def response(
+        self, extensions: Mapping[str, Any] | None = None, headers: Mapping[str, str] | None = None
+    ) -> Response:
+        """The refusal, with the response's `extensions` and more headers, if any."""
+        return http_error(
+            self.status_code,
+            self.message,
+            {**(self.headers or {}), **(headers or {})},
+            self.code,
+            extensions,
+        )
 
 
 def http_error(
@@ -42,10 +52,13 @@ def http_error(
     message: str,
     headers: Mapping[str, str] | None = None,
     code: str | None = None,
+    extensions: Mapping[str, Any] | None = None,
 ) -> Response:
     """A response with one GraphQL-shaped error: `{"errors": [{"message", "extensions"}]}`."""
     code = code or HTTP_ERROR_CODES.get(status_code, "BAD_REQUEST")
-    body = {"errors": [{"message": message, "extensions": {"code": code}}]}
+    body: dict[str, Any] = {"errors": [{"message": message, "extensions": {"code": code}}]}
+    if extensions:
+        body["extensions"] = extensions
     return Response(
         encode_json(body), status_code=status_code, media_type="application/json", headers=headers
     )

@@ -9,20 +9,22 @@ operation's cost, the budget left in the rate-limit headers, and for a GET query
 
 import asyncio
 import logging
+import sys
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from cachetools import LRUCache
 from graphql import DocumentNode, GraphQLError, OperationType, get_operation_ast
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
+from limits.bounded_cache import BoundedCache
 from limits.budgets import Allowance, Budgets
-from limits.cost import query_cost
+from limits.cost import REFUSED_COST, SliceOutOfRange, query_cost
 from limits.document import DocumentChecker, DocumentRefused
 from schema import Context, Identity, new_context, schema
 from schema.errors import (
+    BAD_USER_INPUT,
     BATCH_TOO_LARGE,
     GRAPHQL_VALIDATION_FAILED,
     MAX_COST_EXCEEDED,
@@ -31,10 +33,11 @@ from schema.errors import (
     with_code,
 )
 from server.api_keys import InvalidCredentials, authenticate
-from server.errors import HTTPRefusal, http_error
+from server.errors import HTTPRefusal
 from server.graphiql import graphiql_page
 from server.graphql_request import (
     GRAPHQL_RESPONSE,
+    JSON,
     GraphQLRequest,
     read_requests,
     response_media_type,
@@ -47,7 +50,6 @@ from server.settings import Settings
 
 log = logging.getLogger("almanac")
 
-COSTS_REMEMBERED = 10_000
 WWW_AUTHENTICATE = {"WWW-Authenticate": 'Bearer realm="almanac"'}
 
 
@@ -63,7 +65,7 @@ class Operation:
     text: str = ""
     document: DocumentNode | None = None
     kind: OperationType | None = None
-    cost: int = 0
+    cost: int = REFUSED_COST  # what the operation is charged: its cost once checked
     refusal: list[GraphQLError] | None = None
 
     @property
@@ -99,10 +101,14 @@ class GraphQLEndpoint:
     def __init__(self, settings: Settings, services: Services) -> None:
         self.settings = settings
         self.services = services
-        self.documents = DocumentChecker(schema._schema, settings.document_limits)
+        self.documents = DocumentChecker(
+            schema._schema, settings.document_limits, settings.document_cache_bytes
+        )
         # A cost depends on the document, the operation and the variables only: computing it
         # takes longer than reusing a whole answer, so repeated requests reuse it too.
-        self.costs: LRUCache[OperationKey, int] = LRUCache(maxsize=COSTS_REMEMBERED)
+        self.costs: BoundedCache[OperationKey, int] = BoundedCache(
+            settings.cost_cache_bytes, sys.getsizeof
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         limit = self.settings.max_body_bytes
@@ -110,17 +116,16 @@ class GraphQLEndpoint:
             f"The request body is larger than this server accepts ({limit} bytes). "
             "Send a smaller request."
         )
-        declared = _content_length(scope)
-        if declared is not None and declared > limit:
-            await http_error(413, too_large)(scope, receive, send)
-            return
         request = Request(scope, _limited(receive, limit))
         try:
+            declared = _content_length(scope)
+            if declared is not None and declared > limit:
+                raise HTTPRefusal(413, too_large)
             response = await self.respond(request)
         except HTTPRefusal as refusal:
-            response = refusal.response()
+            response = await self.refused(request, refusal)
         except BodyTooLarge:
-            response = http_error(413, too_large)
+            response = await self.refused(request, HTTPRefusal(413, too_large))
         await response(scope, receive, send)
 
     async def respond(self, request: Request) -> Response:
@@ -150,7 +155,8 @@ class GraphQLEndpoint:
         allowance = await self.charge(request, identity, total)
         headers = _rate_limit_headers(allowance)
         if not allowance.allowed:
-            return self.throttled(operations, allowance, batched, media_type, headers)
+            costs = [operation.cost for operation in operations]
+            return self.throttled(costs, allowance, batched, media_type, headers)
 
         deadline = asyncio.get_running_loop().time() + self.settings.request_timeout_seconds
         outcomes = [
@@ -177,7 +183,18 @@ class GraphQLEndpoint:
                 "This API needs an API key: send `Authorization: Bearer <key>`.",
                 WWW_AUTHENTICATE,
             )
+        request.state.identity = identity
         return identity
+
+    async def refused(self, request: Request, refusal: HTTPRefusal) -> Response:
+        """A request refused over HTTP is charged like a refused operation, or throttled."""
+        identity = getattr(request.state, "identity", None)
+        allowance = await self.charge(request, identity, REFUSED_COST)
+        headers = _rate_limit_headers(allowance)
+        if not allowance.allowed:
+            return self.throttled([REFUSED_COST], allowance, False, JSON, headers)
+        extensions = {"cost": self.cost_report(REFUSED_COST, allowance)}
+        return refusal.response(extensions, headers)
 
     async def checked(self, graphql: GraphQLRequest, method: str, may_run_any: bool) -> Operation:
         """The operation with its checked document and cost, or with why it may not run."""
@@ -211,25 +228,25 @@ class GraphQLEndpoint:
 
         key = operation.key
         if (cost := self.costs.get(key)) is None:
-            cost = query_cost(
-                schema._schema, operation.document, graphql.operation_name, graphql.variables
-            )
-            self.costs[key] = cost
-        operation.cost = cost
-        if operation.cost > self.settings.max_query_cost:
+            try:
+                cost = query_cost(
+                    schema._schema, operation.document, graphql.operation_name, graphql.variables
+                )
+            except SliceOutOfRange as error:
+                operation.refusal = [GraphQLError(str(error), extensions={"code": BAD_USER_INPUT})]
+                return operation
+            self.costs.put(key, cost)
+        if cost > self.settings.max_query_cost:
             maximum = self.settings.max_query_cost
             operation.refusal = [
                 GraphQLError(
-                    f"The query costs {operation.cost} points; the most a request may cost is "
+                    f"The query costs {cost} points; the most a request may cost is "
                     f"{maximum}. Ask for fewer items (`first`) or fewer fields.",
-                    extensions={
-                        "code": MAX_COST_EXCEEDED,
-                        "cost": operation.cost,
-                        "maximumCost": maximum,
-                    },
+                    extensions={"code": MAX_COST_EXCEEDED, "cost": cost, "maximumCost": maximum},
                 )
             ]
-            operation.cost = 0
+            return operation
+        operation.cost = max(REFUSED_COST, cost)
         return operation
 
     async def charge(self, request: Request, identity: Identity | None, cost: int) -> Allowance:
@@ -248,7 +265,7 @@ class GraphQLEndpoint:
         self, operation: Operation, request: Request, identity: Identity | None, deadline: float
     ) -> Outcome:
         if operation.refusal is not None:
-            return Outcome(cost=0, errors=operation.refusal)
+            return Outcome(cost=operation.cost, errors=operation.refusal)
         store = request.app.state.store
         answers = self.services.answers if operation.kind is OperationType.QUERY else None
         key = (
@@ -313,7 +330,7 @@ class GraphQLEndpoint:
 
     def throttled(
         self,
-        operations: list[Operation],
+        costs: list[int],
         allowance: Allowance,
         batched: bool,
         media_type: str,
@@ -325,7 +342,7 @@ class GraphQLEndpoint:
             f"Retry in {allowance.retry_after} seconds."
         )
         error = GraphQLError(message, extensions={"code": THROTTLED})
-        bodies = [self.body(Outcome(cost=op.cost, errors=[error]), allowance) for op in operations]
+        bodies = [self.body(Outcome(cost=cost, errors=[error]), allowance) for cost in costs]
         content = b"[" + b",".join(bodies) + b"]" if batched else bodies[0]
         headers = {
             **headers,

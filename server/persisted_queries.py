@@ -9,15 +9,16 @@
 
 import contextlib
 import hashlib
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 import orjson
-from cachetools import LRUCache
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
+from limits.bounded_cache import BoundedCache
 from schema.errors import (
     DOCUMENT_NOT_TRUSTED,
     PERSISTED_QUERY_HASH_MISMATCH,
@@ -25,7 +26,6 @@ from schema.errors import (
 )
 from server.errors import HTTPRefusal
 
-LOCAL_DOCUMENTS_BYTES = 16 * 1024 * 1024
 REDIS_DOCUMENT_SECONDS = 30 * 24 * 3600
 
 
@@ -46,14 +46,16 @@ class DocumentStore(Protocol):
 
 
 class LocalDocuments:
-    def __init__(self, max_bytes: int = LOCAL_DOCUMENTS_BYTES) -> None:
-        self._texts: LRUCache[str, str] = LRUCache(maxsize=max_bytes, getsizeof=len)
+    """Documents registered with this process, bounded by the bytes they hold."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self._texts: BoundedCache[str, str] = BoundedCache(max_bytes, sys.getsizeof)
 
     async def get(self, sha256: str) -> str | None:
         return self._texts.get(sha256)
 
     async def put(self, sha256: str, text: str) -> None:
-        self._texts[sha256] = text
+        self._texts.put(sha256, text)
 
 
 class RedisDocuments:

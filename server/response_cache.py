@@ -2,12 +2,14 @@
 
 An answer's `data` is kept, encoded, under the exact operation (document text, operation name,
 variables) and the store's data version when it was computed, so any change to the data retires
-it. Only successful query answers are kept; the cache is bounded by the bytes it holds.
+it. Only successful query answers are kept; the cache is bounded by the bytes it holds, the
+operations' texts and variables included.
 """
 
+import sys
 from dataclasses import dataclass
 
-from cachetools import LRUCache
+from limits.bounded_cache import BoundedCache
 
 OperationKey = tuple[str, str | None, bytes]
 
@@ -20,10 +22,9 @@ class CachedAnswer:
 
 class ResponseCache:
     def __init__(self, max_bytes: int) -> None:
-        self._answers: LRUCache[OperationKey, CachedAnswer] = LRUCache(
-            maxsize=max_bytes, getsizeof=lambda answer: len(answer.data) + 200
+        self._answers: BoundedCache[OperationKey, CachedAnswer] = BoundedCache(
+            max_bytes, lambda answer: sys.getsizeof(answer) + sys.getsizeof(answer.data)
         )
-        self.max_bytes = max_bytes
 
     def get(self, key: OperationKey, version: int | None) -> bytes | None:
         if version is None:
@@ -32,6 +33,9 @@ class ResponseCache:
         return answer.data if answer is not None and answer.version == version else None
 
     def put(self, key: OperationKey, version: int | None, data: bytes) -> None:
-        if version is None or len(data) > self.max_bytes // 8:
-            return
-        self._answers[key] = CachedAnswer(version=version, data=data)
+        if version is not None:
+            self._answers.put(key, CachedAnswer(version=version, data=data))
+
+    @property
+    def bytes_held(self) -> int:
+        return self._answers.bytes_held

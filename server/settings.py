@@ -35,6 +35,26 @@ class Settings(BaseSettings):
             "it off. On MongoDB it needs a replica set (change streams) to know of changes."
         ),
     )
+    # Memory: every cache is bounded by the bytes it holds, keys (document texts) included.
+    document_cache_bytes: int = Field(
+        default=16 * 1024 * 1024,
+        ge=0,
+        description="Memory for parsed and checked documents (and refusals), so repeats skip it.",
+    )
+    cost_cache_bytes: int = Field(
+        default=4 * 1024 * 1024, ge=0, description="Memory for the costs of repeated requests."
+    )
+    persisted_query_cache_bytes: int = Field(
+        default=16 * 1024 * 1024,
+        ge=0,
+        description="Memory for persisted queries registered with this process (without Redis).",
+    )
+    budget_buckets: int = Field(
+        default=50_000,
+        gt=0,
+        description="Budgets kept in this process (without Redis), some 330 bytes each; the "
+        "least recently used is forgotten first, and starts full again.",
+    )
     log_level: str = Field(default="info", description="Log level of the server.")
 
     # Limits, refused before execution (docs/partners.md explains them to clients).

@@ -1,4 +1,4 @@
-"""The published results, as ../shared/reference/code-interpreter-benchmark.md prints them.
+"""The published results, as the Code Interpreter Benchmark's published leaderboards print them.
 
 Tests compute what each page must show from these tables, independently of the code.
 """

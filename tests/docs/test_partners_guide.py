@@ -9,11 +9,14 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
+from graphql import GraphQLList, GraphQLNonNull
 
-from limits.cost import ASSUMED_LIST_SIZES, DEFAULT_LIST_SIZE
+from limits.cost import BOUNDED_LISTS, SLICING_ARGUMENTS
+from schema import schema
 from server.settings import Settings
 
 GUIDE = Path(__file__).parents[2] / "docs" / "partners.md"
@@ -82,11 +85,26 @@ def test_example_runs(live_server: dict[str, str], kind: str, code: str) -> None
     assert result.returncode == 0, f"{result.stdout}\n{result.stderr}"
 
 
+def sliced_lists() -> list[tuple[str, str, Any]]:
+    """Every list field of the schema with a `first` or `last` argument, connections aside."""
+    found = []
+    for type_name, named in schema._schema.type_map.items():
+        for field_name, field in getattr(named, "fields", {}).items():
+            of = field.type.of_type if isinstance(field.type, GraphQLNonNull) else field.type
+            arguments = getattr(field, "args", {})
+            if isinstance(of, GraphQLList) and set(SLICING_ARGUMENTS) & set(arguments):
+                found.append((type_name, field_name, field))
+    return found
+
+
 def test_the_guide_states_the_real_limits() -> None:
     guide = GUIDE.read_text(encoding="utf-8")
-    for (type_name, field), size in ASSUMED_LIST_SIZES.items():
+    for (type_name, field), size in BOUNDED_LISTS.items():
         assert f"| `{type_name}.{field}` | {size} |" in guide
-    assert f"| any other list | {DEFAULT_LIST_SIZE} |" in guide
+    for type_name, field_name, field in sliced_lists():
+        argument = next(name for name in SLICING_ARGUMENTS if name in field.args)
+        default = field.args[argument].default_value
+        assert f"| `{type_name}.{field_name}` | `{argument}` | {default} |" in guide
     settings = Settings()
     for figure in (
         settings.max_query_cost,

@@ -7,8 +7,7 @@ import pytest
 
 from tests.conftest import GraphQLClient
 
-# shared/ lies beside the repository, in development as in CI.
-CONTRACT = Path(__file__).parents[3] / "shared" / "contract" / "benchmark-page.graphql"
+CONTRACT = Path(__file__).parents[2] / "contract" / "benchmark-page.graphql"
 
 GENERAL = "code-interpreter-benchmark-general"
 

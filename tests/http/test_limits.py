@@ -15,7 +15,7 @@ from server.settings import Settings
 from store.queries import Store
 from tests.conftest import http_client
 
-CATEGORIES = "{ categories { slug } }"  # costs 50: Query.categories is assumed to hold 50
+FIFTY_POINTS = "{ benchmarks(first: 49) { nodes { slug } } }"  # 1 + 49
 
 
 @pytest.fixture
@@ -53,8 +53,8 @@ EXPENSIVE = "{ benchmarks(first: 10) { nodes { leaderboard { model { name } } } 
         (DEEP, "MAX_DEPTH_EXCEEDED", "10 deep; the most allowed is 8"),
         (ALIAS_BOMB, "TOO_MANY_ALIASES", "20 aliases; the most allowed is 5"),
         (CYCLE, "FRAGMENT_CYCLE", "A"),
-        (HUGE_PAGE, "MAX_COST_EXCEEDED", "costs 100001 points; the most a request may cost is 400"),
-        (EXPENSIVE, "MAX_COST_EXCEEDED", "costs 1011 points"),
+        (HUGE_PAGE, "BAD_USER_INPUT", "`first` must be between 0 and 100; got 100000."),
+        (EXPENSIVE, "MAX_COST_EXCEEDED", "costs 2011 points; the most a request may cost is 400"),
         (TOKENS, "TOO_MANY_TOKENS", "more than 300 tokens"),
     ],
 )
@@ -68,7 +68,7 @@ async def test_abuse_is_refused_before_any_work(
     assert message_part in body["errors"][0]["message"]
     assert "data" not in body
     assert calls == {}
-    assert body["extensions"]["cost"]["requestedQueryCost"] == 0
+    assert body["extensions"]["cost"]["requestedQueryCost"] == 1  # a refusal's flat charge
     # The new media type says the same with a 400, as GraphQL over HTTP asks.
     strict = await client.post(
         "/graphql",
@@ -80,16 +80,16 @@ async def test_abuse_is_refused_before_any_work(
 
 
 async def test_cost_refusal_states_cost_and_maximum(client: httpx.AsyncClient) -> None:
-    body = (await client.post("/graphql", json={"query": HUGE_PAGE})).json()
+    body = (await client.post("/graphql", json={"query": EXPENSIVE})).json()
     assert body["errors"][0]["extensions"] == {
         "code": "MAX_COST_EXCEEDED",
-        "cost": 100001,
+        "cost": 2011,
         "maximumCost": 400,
     }
 
 
 async def test_huge_batch_is_refused_whole(client: httpx.AsyncClient, calls: Counter[str]) -> None:
-    batch = [{"query": CATEGORIES}] * 4
+    batch = [{"query": FIFTY_POINTS}] * 4
     response = await client.post("/graphql", json=batch)
     assert response.status_code == 400
     assert codes(response.json()) == ["BATCH_TOO_LARGE"]
@@ -101,22 +101,22 @@ async def test_batch_runs_each_operation_and_charges_the_total(
     client: httpx.AsyncClient,
 ) -> None:
     batch = [
-        {"query": CATEGORIES},
+        {"query": FIFTY_POINTS},
         {"query": "{ modelCardCoverage { labsRead } }"},
         {"query": "{ nope }"},
     ]
     response = await client.post("/graphql", json=batch)
     assert response.status_code == 200
     categories, coverage, invalid = response.json()
-    assert categories["data"] == {"categories": [{"slug": "tool-use"}]}
+    assert len(categories["data"]["benchmarks"]["nodes"]) == 11
     assert coverage["data"] == {"modelCardCoverage": {"labsRead": 52}}
     assert codes(invalid) == ["GRAPHQL_VALIDATION_FAILED"]
     assert [item["extensions"]["cost"]["requestedQueryCost"] for item in batch_items(response)] == [
         50,
         1,
-        0,
+        1,
     ]
-    assert coverage["extensions"]["cost"]["throttleStatus"]["currentlyAvailable"] == 400 - 51
+    assert coverage["extensions"]["cost"]["throttleStatus"]["currentlyAvailable"] == 400 - 52
 
 
 def batch_items(response: httpx.Response) -> list[dict[str, Any]]:
@@ -136,7 +136,7 @@ async def test_batch_over_the_maximum_cost_together(
 
 
 async def test_oversized_body_is_refused(client: httpx.AsyncClient, calls: Counter[str]) -> None:
-    response = await client.post("/graphql", json={"query": CATEGORIES + " " * 30_000})
+    response = await client.post("/graphql", json={"query": FIFTY_POINTS + " " * 30_000})
     assert response.status_code == 413
     assert codes(response.json()) == ["PAYLOAD_TOO_LARGE"]
     assert calls == {}
@@ -145,7 +145,7 @@ async def test_oversized_body_is_refused(client: httpx.AsyncClient, calls: Count
 async def test_anonymous_budget_drains_per_address(app: Starlette) -> None:
     async with http_client(app, "10.0.0.1") as first, http_client(app, "10.0.0.2") as second:
         for spent in range(50, 401, 50):
-            response = await first.post("/graphql", json={"query": CATEGORIES})
+            response = await first.post("/graphql", json={"query": FIFTY_POINTS})
             assert response.status_code == 200
             assert response.headers["RateLimit-Remaining"] == str(400 - spent)
             assert response.json()["extensions"]["cost"]["throttleStatus"] == {
@@ -153,18 +153,19 @@ async def test_anonymous_budget_drains_per_address(app: Starlette) -> None:
                 "currentlyAvailable": 400 - spent,
                 "restoreRate": 0.001,
             }
-        throttled = await first.post("/graphql", json={"query": CATEGORIES})
+        throttled = await first.post("/graphql", json={"query": FIFTY_POINTS})
         assert throttled.status_code == 429
         assert codes(throttled.json()) == ["THROTTLED"]
         assert int(throttled.headers["Retry-After"]) == 50_000  # 50 points at 0.001 a second
         assert "costs 50 points and 0 are left" in throttled.json()["errors"][0]["message"]
         assert "data" not in throttled.json()
         # Another address has its own bucket.
-        assert (await second.post("/graphql", json={"query": CATEGORIES})).status_code == 200
-        # A free request still tells the client where it stands.
-        free = await first.post("/graphql", json={"query": "{ __typename }"})
-        assert free.status_code == 200
-        assert free.headers["RateLimit-Remaining"] == "0"
+        assert (await second.post("/graphql", json={"query": FIFTY_POINTS})).status_code == 200
+        # No request is free: even the cheapest is throttled now, and says where it stands.
+        cheapest = await first.post("/graphql", json={"query": "{ __typename }"})
+        assert cheapest.status_code == 429
+        assert cheapest.headers["RateLimit-Remaining"] == "0"
+        assert cheapest.headers["Retry-After"] == "1000"  # 1 point at 0.001 a second
 
 
 async def test_each_key_has_its_own_bigger_budget(app: Starlette, store: Store) -> None:
@@ -173,22 +174,22 @@ async def test_each_key_has_its_own_bigger_budget(app: Starlette, store: Store) 
         for _ in range(20):  # 1000 points
             response = await http.post(
                 "/graphql",
-                json={"query": CATEGORIES},
+                json={"query": FIFTY_POINTS},
                 headers={"Authorization": f"Bearer {keys[0]}"},
             )
             assert response.status_code == 200
         assert response.headers["RateLimit-Limit"] == "1000"
         over = await http.post(
-            "/graphql", json={"query": CATEGORIES}, headers={"Authorization": f"Bearer {keys[0]}"}
+            "/graphql", json={"query": FIFTY_POINTS}, headers={"Authorization": f"Bearer {keys[0]}"}
         )
         assert over.status_code == 429
         other = await http.post(
-            "/graphql", json={"query": CATEGORIES}, headers={"Authorization": f"Bearer {keys[1]}"}
+            "/graphql", json={"query": FIFTY_POINTS}, headers={"Authorization": f"Bearer {keys[1]}"}
         )
         assert other.status_code == 200
         assert other.headers["RateLimit-Remaining"] == "950"
         # The anonymous bucket of the same address was never touched.
-        anonymous = await http.post("/graphql", json={"query": CATEGORIES})
+        anonymous = await http.post("/graphql", json={"query": FIFTY_POINTS})
         assert anonymous.headers["RateLimit-Remaining"] == "350"
 
 
@@ -199,7 +200,7 @@ async def test_a_key_can_have_its_own_budget(app: Starlette, store: Store) -> No
 
         async def ask(with_key: str) -> httpx.Response:
             headers = {"Authorization": f"Bearer {with_key}"}
-            return await http.post("/graphql", json={"query": CATEGORIES}, headers=headers)
+            return await http.post("/graphql", json={"query": FIFTY_POINTS}, headers=headers)
 
         for _ in range(40):  # 2000 points: twice the configured key budget
             response = await ask(key)
@@ -224,12 +225,12 @@ async def test_anonymous_access_can_be_switched_off(store: Store) -> None:
     app = create_app(Settings(anonymous_access=False), store)
     key = await create_key(store, "partner", "read")
     async with http_client(app) as http:
-        refused = await http.post("/graphql", json={"query": CATEGORIES})
+        refused = await http.post("/graphql", json={"query": FIFTY_POINTS})
         assert refused.status_code == 401
         assert codes(refused.json()) == ["UNAUTHENTICATED"]
         assert refused.headers["WWW-Authenticate"].startswith("Bearer")
         keyed = await http.post(
-            "/graphql", json={"query": CATEGORIES}, headers={"Authorization": f"Bearer {key}"}
+            "/graphql", json={"query": FIFTY_POINTS}, headers={"Authorization": f"Bearer {key}"}
         )
         assert keyed.status_code == 200
 
@@ -257,12 +258,12 @@ async def test_budget_refills_with_time(store: Store, budgets_in: dict[str, Any]
     app = create_app(settings, store)
     async with http_client(app) as http:
         for _ in range(2):
-            assert (await http.post("/graphql", json={"query": CATEGORIES})).status_code == 200
-        drained = await http.post("/graphql", json={"query": CATEGORIES})
+            assert (await http.post("/graphql", json={"query": FIFTY_POINTS})).status_code == 200
+        drained = await http.post("/graphql", json={"query": FIFTY_POINTS})
         assert drained.status_code == 429
         assert drained.headers["Retry-After"] == "1"
         await asyncio.sleep(0.5)  # 100 points flow back at 200 a second
-        refilled = await http.post("/graphql", json={"query": CATEGORIES})
+        refilled = await http.post("/graphql", json={"query": FIFTY_POINTS})
         assert refilled.status_code == 200
         assert int(refilled.headers["RateLimit-Remaining"]) >= 50
     await app.state.services.budgets.close()
@@ -279,9 +280,9 @@ async def test_two_processes_share_one_budget_in_redis(store: Store, redis_url: 
     one, two = create_app(settings, store), create_app(settings, store)
     await one.state.services.budgets.redis.flushdb()
     async with http_client(one, "10.9.9.9") as first, http_client(two, "10.9.9.9") as second:
-        assert (await first.post("/graphql", json={"query": CATEGORIES})).status_code == 200
-        spent_elsewhere = await second.post("/graphql", json={"query": CATEGORIES})
+        assert (await first.post("/graphql", json={"query": FIFTY_POINTS})).status_code == 200
+        spent_elsewhere = await second.post("/graphql", json={"query": FIFTY_POINTS})
         assert spent_elsewhere.headers["RateLimit-Remaining"] == "0"
-        assert (await first.post("/graphql", json={"query": CATEGORIES})).status_code == 429
+        assert (await first.post("/graphql", json={"query": FIFTY_POINTS})).status_code == 429
     for app in (one, two):
         await app.state.services.budgets.close()

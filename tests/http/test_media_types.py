@@ -42,7 +42,8 @@ async def test_nothing_acceptable_is_406(client: httpx.AsyncClient) -> None:
         ("{ nope }", 200, 400),  # validation failure: no data
         ("query($n: Int!) { benchmarks(first: $n) { totalCount } }", 200, 400),  # no variable
         ('{ benchmark(slug: "nope") { name } }', 200, 200),  # data (null benchmark)
-        ("{ benchmarks(first: 101) { totalCount } }", 200, 200),  # field error: data is null
+        ("{ benchmarks(first: 101) { totalCount } }", 200, 400),  # refused before it runs
+        ('{ node(id: "nope") { id } }', 200, 200),  # field error: data with a null node
     ],
 )
 async def test_status_codes(

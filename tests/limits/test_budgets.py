@@ -27,7 +27,7 @@ def clock() -> Clock:
 @pytest.fixture(params=["in-process", "redis"])
 async def budgets(request: pytest.FixtureRequest, clock: Clock) -> AsyncIterator[Budgets]:
     if request.param == "in-process":
-        yield LocalBudgets(clock)
+        yield LocalBudgets(clock=clock)
         return
     redis = Redis.from_url(request.getfixturevalue("redis_url"))
     await redis.flushdb()

@@ -2,12 +2,20 @@
 
 from typing import Any
 
-from graphql import parse
+import pytest
+from graphql import GraphQLInterfaceType, GraphQLList, GraphQLNonNull, GraphQLObjectType, parse
 
-from limits.cost import ASSUMED_LIST_SIZES, DEFAULT_LIST_SIZE, MUTATION_COST, query_cost
+from limits.cost import (
+    BOUNDED_LISTS,
+    MUTATION_COST,
+    SLICING_ARGUMENTS,
+    SliceOutOfRange,
+    query_cost,
+)
 from schema import schema
 
-LEADERBOARD = ASSUMED_LIST_SIZES[("Benchmark", "leaderboard")]
+LEADERBOARD = 100  # Benchmark.leaderboard's default `first`
+CATEGORIES = BOUNDED_LISTS[("Query", "categories")]
 
 
 def cost(text: str, operation: str | None = None, **variables: Any) -> int:
@@ -38,11 +46,53 @@ def test_nested_lists_multiply() -> None:
     assert cost(text) == 1 + 10 * (1 + LEADERBOARD * (1 + 1))
 
 
-def test_lists_without_first_have_an_assumed_size() -> None:
-    assert cost("{ categories { slug } }") == ASSUMED_LIST_SIZES[("Query", "categories")]
+def test_sliced_lists_cost_what_they_are_asked_for() -> None:
     text = '{ benchmark(slug: "x") { reads(first: 2) { nodes { added { modelName } } } } }'
-    assert cost(text) == 1 + 1 + 2 * (1 + ASSUMED_LIST_SIZES[("LeaderboardRead", "added")])
-    assert DEFAULT_LIST_SIZE > 0
+    assert cost(text) == 1 + 1 + 2 * (1 + 50)
+    text = (
+        '{ benchmark(slug: "x") { reads(first: 2) { nodes { added(first: 7) { modelName } } } } }'
+    )
+    assert cost(text) == 1 + 1 + 2 * (1 + 7)
+    assert cost('{ benchmark(slug: "x") { scoresOverTime(last: 30) { score } } }') == 1 + 30
+    assert cost('{ model(slug: "x") { results(first: 3) { rank } } }') == 1 + 3
+
+
+def test_lists_without_slicing_cost_their_bound() -> None:
+    assert cost("{ categories { slug } }") == CATEGORIES
+    assert cost('{ benchmark(slug: "x") { tracks { slug } } }') == 1 + 20
+    assert cost('{ benchmark(slug: "x") { modelCardReports { nodes { score } } } }') == 1 + 1 + 100
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "{ benchmarks(first: 500) { nodes { name } } }",
+        "{ benchmarks(first: -1) { nodes { name } } }",
+        '{ benchmark(slug: "x") { leaderboard(first: 10001) { score } } }',
+        '{ benchmark(slug: "x") { scoresOverTime(last: -5) { score } } }',
+    ],
+)
+def test_a_slice_out_of_range_is_refused_before_it_runs(text: str) -> None:
+    with pytest.raises(SliceOutOfRange):
+        cost(text)
+
+
+def test_every_list_of_objects_is_sliced_or_bounded() -> None:
+    """No list can return more objects than its cost counts."""
+    for type_name, named in schema._schema.type_map.items():
+        if type_name.startswith("__"):
+            continue
+        for field_name, field in getattr(named, "fields", {}).items():
+            of = field.type.of_type if isinstance(field.type, GraphQLNonNull) else field.type
+            if not isinstance(of, GraphQLList):
+                continue
+            item = of.of_type.of_type if isinstance(of.of_type, GraphQLNonNull) else of.of_type
+            if not isinstance(item, GraphQLObjectType | GraphQLInterfaceType):
+                continue
+            sliced = bool(set(SLICING_ARGUMENTS) & set(field.args))
+            in_connection = type_name.endswith("Connection") and field_name in ("nodes", "edges")
+            bounded = (type_name, field_name) in BOUNDED_LISTS
+            assert sliced or in_connection or bounded, f"{type_name}.{field_name} is unbounded"
 
 
 def test_fragments_count_on_their_own_type() -> None:
@@ -53,15 +103,15 @@ def test_fragments_count_on_their_own_type() -> None:
 def test_doubling_fragments_cost_what_they_return_computed_at_once() -> None:
     from tests.limits.test_document import doubling_fragments
 
-    # parent (1) and tracks (10 of them) at every level: 11**levels, and never walked path by path.
+    # parent (1) and tracks (20 of them) at every level: 21**levels, and never walked path by path.
     levels = 40
-    expected = sum(11**i for i in range(1, levels + 1)) + 1
+    expected = sum(21**i for i in range(1, levels + 1)) + 1
     assert cost(doubling_fragments(levels)) == expected
 
 
 def test_a_fragment_spread_twice_in_one_place_counts_once() -> None:
     text = "{ ...C ...C } fragment C on Query { categories { slug } }"
-    assert cost(text) == ASSUMED_LIST_SIZES[("Query", "categories")]
+    assert cost(text) == CATEGORIES
 
 
 def test_only_the_chosen_operation_counts() -> None:

@@ -1,5 +1,8 @@
 """Each document limit refuses with its own code, before anything runs."""
 
+import contextlib
+import traceback
+
 import pytest
 from graphql import get_introspection_query, parse
 
@@ -113,10 +116,31 @@ def test_graphiql_introspection_fits_the_default_limits() -> None:
 
 
 def test_checker_remembers_documents_and_refusals() -> None:
-    checker = DocumentChecker(SCHEMA, LIMITS)
+    checker = DocumentChecker(SCHEMA, LIMITS, max_bytes=1_000_000)
     assert checker.check("{ categories { slug } }") is checker.check("{ categories { slug } }")
     with pytest.raises(DocumentRefused) as first:
         checker.check("{ nope }")
     with pytest.raises(DocumentRefused) as second:
         checker.check("{ nope }")
-    assert first.value is second.value
+    assert first.value.errors is second.value.errors
+
+
+def test_a_repeated_refusal_is_raised_fresh_without_a_growing_traceback() -> None:
+    checker = DocumentChecker(SCHEMA, LIMITS, max_bytes=1_000_000)
+    depths = []
+    for _ in range(100):
+        try:
+            checker.check("{ nosuchfield }")
+        except DocumentRefused as refused:
+            depths.append(len(traceback.extract_tb(refused.__traceback__)))
+    assert depths == [depths[0]] * 100
+
+
+def test_checker_holds_no_more_than_its_budget() -> None:
+    checker = DocumentChecker(SCHEMA, LIMITS, max_bytes=200_000)
+    for i in range(200):
+        with contextlib.suppress(DocumentRefused):
+            checker.check(f"#{i:05} {'x' * 9_000}\n{{ categories {{ slug }} }}")
+    # Each entry counts its 9 KB text: at most some twenty fit, whatever was sent.
+    assert checker.seen.bytes_held <= 200_000
+    assert 10 <= len(checker.seen) <= 22

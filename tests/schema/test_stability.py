@@ -44,12 +44,12 @@ def test_a_removed_field_is_caught() -> None:
 
 
 def test_a_field_deprecated_first_may_go() -> None:
-    published = deprecated(published_sdl(), "Benchmark", "leaderboard")
-    assert breaking_changes(published, without_field(published, "Benchmark", "leaderboard")) == []
+    published = deprecated(published_sdl(), "Benchmark", "entryCount")
+    assert breaking_changes(published, without_field(published, "Benchmark", "entryCount")) == []
 
 
 def test_deprecating_one_field_does_not_excuse_another() -> None:
-    published = deprecated(published_sdl(), "Benchmark", "leaderboard")
+    published = deprecated(published_sdl(), "Benchmark", "entryCount")
     assert breaking_changes(published, without_field(published, "Benchmark", "ceiling")) == [
         "Field Benchmark.ceiling was removed."
     ]
