@@ -2,9 +2,14 @@
 
 Every change is a single document write, so it is atomic on any MongoDB (and the embedded
 store): it lands whole or not at all. A writer may give the revision it expects; without one,
-a change that loses a race is retried on the new revision.
+a change that loses a race is made again on the new revision, after a random pause that grows
+with each lost race (exponential backoff with full jitter), until `RETRY_SECONDS` have passed.
 """
 
+import asyncio
+import itertools
+import random
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -25,7 +30,9 @@ from resolvers.tracking import model_key
 from store.documents import BenchmarkDoc, CategoryDoc, LabDoc, ModelDoc, ReadDoc
 from store.queries import AlreadyExists, BenchmarkFilter, Store
 
-ATTEMPTS = 5
+RETRY_SECONDS = 5.0
+FIRST_PAUSE_SECONDS = 0.001
+LONGEST_PAUSE_SECONDS = 0.1
 
 
 @dataclass(frozen=True)
@@ -164,7 +171,13 @@ class Editor:
         no_op_first: bool = False,
     ) -> tuple[Any, bool]:
         """Apply `change` to the stored document; (the document now, whether it was written)."""
-        for _ in range(ATTEMPTS):
+        deadline = time.monotonic() + RETRY_SECONDS
+        for lost_races in itertools.count():
+            if lost_races:
+                if time.monotonic() >= deadline:
+                    break
+                pause = min(LONGEST_PAUSE_SECONDS, FIRST_PAUSE_SECONDS * 2 ** min(lost_races, 16))
+                await asyncio.sleep(random.uniform(0, pause))
             current = await self._load(collection, slug)
             moved_on = expected_revision is not None and current["revision"] != expected_revision
             if moved_on and not no_op_first:
