@@ -241,9 +241,11 @@ def _parent_problems(slug: str, parent: str, catalog: Catalog) -> list[Problem]:
 
 
 def _score_problems(doc: dict[str, Any]) -> list[Problem]:
-    """Scores, ceiling and reports within the metric's range."""
+    """Scores (in every read of the history), ceiling and reports within the metric's range."""
     unit = doc["metric"]["unit"]
-    problems = _entry_problems(doc.get("entries", []), unit, ("metric", "unit"))
+    problems = []
+    for read in doc.get("history", []):
+        problems += _entry_problems(read["entries"], unit, ("metric", "unit"))
     problems += _range_problems(doc["ceiling"], unit, ("ceiling",))
     for index, report in enumerate(doc["model_card_reports"]):
         problems += _range_problems(report["score"], unit, ("model_card_reports", index, "score"))

@@ -22,6 +22,7 @@ from pydantic import (
 
 from editing.errors import InvalidInput, Problem
 from store import vocabulary
+from store.documents import EARLIEST_YEAR
 
 SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 _MONTH = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
@@ -36,6 +37,8 @@ MAX_TRACKS = 20
 MAX_CATEGORIES = 100
 MAX_MODEL_CARD_REPORTS = 100
 MAX_ALIASES = 50
+MAX_PROMINENCE = 1_000_000
+MAX_RANK = 1_000_000
 
 
 def _today(info: ValidationInfo) -> date:
@@ -53,7 +56,7 @@ def _past_date(value: str, info: ValidationInfo) -> str:
         raise ValueError(f"expected a real date as YYYY-MM-DD, got {value!r}")
     if day > _today(info):
         raise ValueError(f"{value} is in the future")
-    return value
+    return _not_too_early(value)
 
 
 def _past_month(value: str, info: ValidationInfo) -> str:
@@ -61,7 +64,17 @@ def _past_month(value: str, info: ValidationInfo) -> str:
         raise ValueError(f"expected a month as YYYY-MM, got {value!r}")
     if value > _today(info).isoformat()[:7]:
         raise ValueError(f"{value} is in the future")
+    return _not_too_early(value)
+
+
+def _not_too_early(value: str) -> str:
+    if int(value[:4]) < EARLIEST_YEAR:
+        raise ValueError(f"{value} is before {EARLIEST_YEAR}, the earliest the almanac keeps")
     return value
+
+
+def _without_negative_zero(value: float) -> float:
+    return value + 0.0  # -0.0 + 0.0 is 0.0: a score of "-0" is stored and shown as 0
 
 
 def _web_address(value: str) -> str:
@@ -84,7 +97,10 @@ def _member_of(vocabulary_enum: type[Enum]) -> AfterValidator:
 Slug = Annotated[str, StringConstraints(pattern=SLUG_PATTERN, max_length=100)]
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=300)]
 Text = Annotated[str, StringConstraints(max_length=10_000)]
-Score = Annotated[float, Field(allow_inf_nan=False)]
+Score = Annotated[float, Field(allow_inf_nan=False), AfterValidator(_without_negative_zero)]
+# Integer fields within bounds any client language holds, and the almanac needs.
+Prominence = Annotated[int, Field(ge=-MAX_PROMINENCE, le=MAX_PROMINENCE)]
+Rank = Annotated[int, Field(ge=1, le=MAX_RANK)]
 PastDate = Annotated[str, AfterValidator(_past_date)]
 PastMonth = Annotated[str, AfterValidator(_past_month)]
 WebAddress = Annotated[str, AfterValidator(_web_address)]
@@ -139,7 +155,7 @@ class BenchmarkFields(Input):
     note: Text | None = None
     metric: MetricInput | None = None
     parent: Slug | None = None
-    track_position: Annotated[int, Field(ge=1)] | None = None
+    track_position: Annotated[int, Field(ge=1, le=MAX_TRACKS)] | None = None
     made_by: Slug | None = None
     released_on: PastMonth | None = None
     kind: Annotated[str, _member_of(vocabulary.Kind)] | None = None
@@ -149,7 +165,7 @@ class BenchmarkFields(Input):
     task_availability: Annotated[str, _member_of(vocabulary.TaskAvailability)] | None = None
     status: Annotated[str, _member_of(vocabulary.Status)] | None = None
     category: Slug | None = None
-    prominence: int | None = None
+    prominence: Prominence | None = None
     ceiling: Score | None = None
     source: SourceInput | None = None
     model_card_reports: (
@@ -164,7 +180,7 @@ class ModelFields(Input):
     aliases: Annotated[list[Name], Field(max_length=MAX_ALIASES)] | None = None
     lab: Slug | None = None
     released_on: PastMonth | None = None
-    capability_index_rank: Annotated[int, Field(ge=1)] | None = None
+    capability_index_rank: Rank | None = None
 
 
 class LabInput(Input):

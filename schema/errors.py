@@ -1,6 +1,11 @@
 """The errors a client can see: each has a code in `extensions.code`, defined here once."""
 
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import orjson
 from graphql import GraphQLError, GraphQLSyntaxError
+from graphql.pyutils import inspect
 
 from editing.errors import EditError
 
@@ -65,10 +70,13 @@ def error_code(error: GraphQLError) -> str:
     return BAD_USER_INPUT
 
 
-def with_code(error: GraphQLError) -> GraphQLError:
-    """The error as the client sees it: with its code, and masked if it was unexpected."""
+def with_code(error: GraphQLError, variables: Mapping[str, Any] | None = None) -> GraphQLError:
+    """The error as the client sees it: with its code, masked if it was unexpected, and the
+    values it quotes from the request's `variables` shown as JSON rather than Python."""
     code = error_code(error)
     message = INTERNAL_ERROR_MESSAGE if code == INTERNAL_SERVER_ERROR else error.message
+    if message.startswith("Variable '$") and variables:
+        message = _with_json_values(message, variables)
     details = (
         error.original_error.extensions() if isinstance(error.original_error, EditError) else {}
     )
@@ -80,3 +88,27 @@ def with_code(error: GraphQLError) -> GraphQLError:
         path=error.path,
         extensions={**(error.extensions or {}), **details, "code": code},
     )
+
+
+def shown(value: object) -> str:
+    """A value the client sent, as it would write it: JSON, never a Python repr."""
+    return orjson.dumps(value, default=str).decode()
+
+
+def _with_json_values(message: str, variables: Mapping[str, Any]) -> str:
+    """graphql-core quotes refused variable values as Python (`{'$ne': None}`): show JSON."""
+    quoted = {inspect(value): shown(value) for value in _quotable(list(variables.values()))}
+    for python in sorted(quoted, key=len, reverse=True):
+        message = message.replace(python, quoted[python])
+    return message
+
+
+def _quotable(value: object) -> Iterator[object]:
+    """Every object, list and constant inside a variable's value, itself included."""
+    if isinstance(value, dict | list) or value is None or isinstance(value, bool):
+        yield value
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, list):
+        for item in value:
+            yield from _quotable(item)

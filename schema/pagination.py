@@ -8,7 +8,7 @@ from typing import Annotated, Generic, TypeVar
 
 import strawberry
 
-from schema.errors import BadUserInput
+from schema.errors import BadUserInput, shown
 
 T = TypeVar("T")
 Item = TypeVar("Item")
@@ -77,7 +77,7 @@ def decode_cursor(cursor: str) -> int:
             return int(text[len(_CURSOR_PREFIX) :])
     except (binascii.Error, UnicodeError, ValueError):
         pass
-    raise BadUserInput(f"`after` is not a cursor this API gave out: {cursor!r}.")
+    raise BadUserInput(f"`after` is not a cursor this API gave out: {shown(cursor)}.")
 
 
 def page(first: int, after: str | None) -> Page:

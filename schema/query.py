@@ -7,7 +7,7 @@ from resolvers.catalog import BenchmarkOrder, sort_benchmarks, sort_models
 from schema.benchmark import Benchmark, Category, benchmarks_from_docs
 from schema.context import Context
 from schema.enums import Kind, Status
-from schema.errors import BadUserInput
+from schema.errors import BadUserInput, shown
 from schema.model import Model
 from schema.pagination import Connection, connection, page
 from store.queries import BenchmarkFilter
@@ -106,7 +106,9 @@ class Query:
         try:
             global_id = relay.GlobalID.from_id(id)
         except ValueError as error:
-            raise BadUserInput(f"`id` is not a global ID this API gave out: {id!r}.") from error
+            raise BadUserInput(
+                f"`id` is not a global ID this API gave out: {shown(id)}."
+            ) from error
         node_type = NODE_TYPES.get(global_id.type_name)
         if node_type is None:
             return None

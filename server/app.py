@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 
 from redis.asyncio import Redis
 from starlette.applications import Starlette
+from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
@@ -19,6 +20,7 @@ from starlette.routing import Route, request_response
 from editing.importer import seed
 from limits.budgets import LocalBudgets
 from limits.redis_budgets import RedisBudgets
+from schema.errors import INTERNAL_ERROR_MESSAGE, INTERNAL_SERVER_ERROR
 from server.api_keys import create_key
 from server.errors import http_error
 from server.graphiql import asset_endpoint
@@ -61,7 +63,7 @@ def create_app(settings: Settings, store: Store | None = None) -> Starlette:
         await services.budgets.close()
 
     app = Starlette(
-        exception_handlers={HTTPException: refusal},
+        exception_handlers={HTTPException: refusal, Exception: internal_error},
         routes=[
             Route("/graphql", GraphQLEndpoint(settings, services), methods=["GET", "POST"]),
             Route("/schema.graphql", published_schema),
@@ -108,7 +110,7 @@ def cors(settings: Settings) -> list[Middleware]:
         return []
     return [
         Middleware(
-            CORSMiddleware,
+            GraphQLShapedCORSMiddleware,
             allow_origins=settings.cors_origins,
             allow_methods=["GET", "POST"],
             allow_headers=["Authorization", "Content-Type", "If-None-Match"],
@@ -163,6 +165,23 @@ async def readyz(request: Request) -> JSONResponse:
             {"status": "unavailable", "reason": "the database did not answer"}, status_code=503
         )
     return JSONResponse({"status": "ready"})
+
+
+async def internal_error(request: Request, error: Exception) -> Response:
+    """A failure nothing else caught: GraphQL-shaped, with no detail (Uvicorn logs it)."""
+    return http_error(500, INTERNAL_ERROR_MESSAGE, code=INTERNAL_SERVER_ERROR)
+
+
+class GraphQLShapedCORSMiddleware(CORSMiddleware):
+    """Starlette's CORS, with its refusal of a preflight as a GraphQL-shaped error."""
+
+    def preflight_response(self, request_headers: Headers) -> Response:
+        response = super().preflight_response(request_headers)
+        if response.status_code != 400:
+            return response
+        reason = bytes(response.body).decode()
+        headers = {k: v for k, v in response.headers.items() if k.lower().startswith("access-")}
+        return http_error(400, f"{reason}: this API does not allow that here.", headers)
 
 
 async def refusal(request: Request, error: Exception) -> Response:

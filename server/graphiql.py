@@ -1,12 +1,17 @@
 """GraphiQL, served with its scripts and styles from this app: it works with no internet."""
 
 import json
+import logging
 from collections.abc import Awaitable, Callable
-from html import escape
 from pathlib import Path
 
 from starlette.requests import Request
-from starlette.responses import FileResponse, HTMLResponse, PlainTextResponse, Response
+from starlette.responses import FileResponse, HTMLResponse, Response
+
+from schema.errors import shown
+from server.errors import http_error
+
+log = logging.getLogger("almanac")
 
 # The files GraphiQL needs, each from its npm package (installed by `npm ci` in server/graphiql).
 ASSETS = {
@@ -60,14 +65,16 @@ MISSING = """<!doctype html>
 <h1>GraphiQL's files are not installed</h1>
 <p>The API works: POST GraphQL requests to this address. To explore it in the browser, install
 GraphiQL's files with <code>npm ci --prefix server/graphiql</code> (the README's setup does this)
-and reload. Looked for them in <code>{folder}</code>.</p>
+and reload. (The server's log says where it looked.)</p>
 </body></html>
 """
 
 
 def graphiql_page(packages: Path) -> HTMLResponse:
     if not all((packages / path).is_file() for path in ASSETS.values()):
-        return HTMLResponse(MISSING.format(folder=escape(str(packages))))
+        # The folder is the server's business: it goes to the log, never to the client.
+        log.warning("GraphiQL's files are not in %s (ALMANAC_GRAPHIQL_PACKAGES)", packages)
+        return HTMLResponse(MISSING)
     # A JSON string is a JavaScript string; escaping "<" keeps it from closing the script.
     query = json.dumps(EXAMPLE_QUERY).replace("<", "\\u003c")
     return HTMLResponse(PAGE.format(query=query))
@@ -77,7 +84,9 @@ def asset_endpoint(packages: Path) -> Callable[[Request], Awaitable[Response]]:
     async def asset(request: Request) -> Response:
         path = ASSETS.get(request.path_params["name"])
         if path is None or not (packages / path).is_file():
-            return PlainTextResponse("Not found", status_code=404)
+            return http_error(
+                404, f"GraphiQL has no file named {shown(request.path_params['name'])}."
+            )
         return FileResponse(packages / path, headers={"Cache-Control": "public, max-age=86400"})
 
     return asset

@@ -295,7 +295,8 @@ class GraphQLEndpoint:
                 errors=[GraphQLError(message, extensions={"code": TIMEOUT})],
                 timed_out=True,
             )
-        errors = [with_code(error) for error in result.errors or []]
+        variables = operation.request.variables
+        errors = [with_code(error, variables) for error in result.errors or []]
         # No data and no error at a path: the request failed as a whole (its variables, say).
         request_error = result.data is None and not any(error.path for error in errors)
         outcome = Outcome(

@@ -203,3 +203,58 @@ async def test_failing_resolver_is_masked_and_logged(
     # The operator sees what happened, with the traceback.
     logged = [r for r in caplog.records if r.exc_info and "fire" in str(r.exc_info[1])]
     assert logged
+
+
+@pytest.mark.parametrize(
+    ("query", "variables", "python", "json"),
+    [
+        (
+            "query($s: String!) { benchmark(slug: $s) { name } }",
+            {"s": {"$ne": None}},
+            "None",
+            '{"$ne":null}',
+        ),
+        (
+            "query($n: Int!) { benchmarks(first: $n) { totalCount } }",
+            {"n": [True, None]},
+            "True",
+            "[true,null]",
+        ),
+        (
+            'mutation($i: LeaderboardReadInput!) { recordLeaderboardRead(benchmark: "x", input: $i) { recorded } }',
+            {"i": {"readOn": {"a": False}, "entries": []}},
+            "False",
+            '{"a":false}',
+        ),
+        ("query($id: ID!) { node(id: $id) { id } }", {"id": "zz'z"}, "'zz", '"zz\'z"'),
+    ],
+)
+async def test_refused_values_are_quoted_as_json_never_as_python(
+    client: httpx.AsyncClient, query: str, variables: dict[str, Any], python: str, json: str
+) -> None:
+    response = await client.post("/graphql", json={"query": query, "variables": variables})
+    message = only_error(response)["message"]
+    assert json in message
+    assert python not in message
+    assert only_error(response)["extensions"]["code"] in (
+        "BAD_USER_INPUT",
+        "GRAPHQL_VALIDATION_FAILED",
+    )
+
+
+async def test_an_unexpected_failure_outside_graphql_is_graphql_shaped(
+    app: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def broken(request: Any) -> Any:
+        raise RuntimeError("/srv/almanac/secret.py exploded")
+
+    monkeypatch.setattr("server.app.healthz", broken)
+    app.router.routes = [r for r in app.router.routes if getattr(r, "path", "") != "/healthz"]
+    app.add_route("/healthz", broken)
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://almanac.test") as http:
+        response = await http.get("/healthz")
+    assert response.status_code == 500
+    error = only_error(response)
+    assert error["extensions"]["code"] == "INTERNAL_SERVER_ERROR"
+    assert "secret" not in response.text

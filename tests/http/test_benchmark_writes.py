@@ -205,3 +205,58 @@ async def test_a_metric_change_is_checked_against_the_stored_scores(
     assert body["errors"][0]["extensions"]["field"] == "input.metric.unit"
     assert "250.0 is outside 0-100" in body["errors"][0]["message"]
     assert await snapshot(store) == before
+
+
+async def test_a_unit_change_is_checked_against_every_score_in_the_history(
+    admin: GraphQLClient, store: Store
+) -> None:
+    points = {"metric": {"name": "Executable rate", "unit": "POINTS"}}
+    assert await admin.data(UPDATE, slug=GENERAL, input=points)
+    for day, score in (("2026-11-20", 1e308), ("2026-11-21", 50.0)):
+        await admin.data(
+            "mutation($input: LeaderboardReadInput!) { recordLeaderboardRead("
+            f'benchmark: "{GENERAL}", input: $input) {{ recorded }} }}',
+            input={"readOn": day, "entries": [{"modelName": "A", "score": score}]},
+        )
+    before = await snapshot(store)
+    # The current leaderboard fits PERCENT; a read in its history does not.
+    percent = {"metric": {"name": "Executable rate", "unit": "PERCENT"}}
+    body = await admin(UPDATE, slug=GENERAL, input=percent)
+    assert body["errors"][0]["extensions"]["field"] == "input.metric.unit"
+    assert "1e+308 is outside 0-100" in body["errors"][0]["message"]
+    assert await snapshot(store) == before
+
+
+@pytest.mark.parametrize(
+    ("fields", "field", "message_part"),
+    [
+        ({"releasedOn": "0001-01"}, "input.releasedOn", "before 1900"),
+        ({"prominence": -2147483648}, "input.prominence", "greater than or equal to -1000000"),
+        ({"prominence": 2147483647}, "input.prominence", "less than or equal to 1000000"),
+        (
+            {"parent": PARENT, "trackPosition": 21},
+            "input.trackPosition",
+            "less than or equal to 20",
+        ),
+    ],
+)
+async def test_values_out_of_bounds_are_refused(
+    admin: GraphQLClient, store: Store, fields: dict[str, Any], field: str, message_part: str
+) -> None:
+    before = await snapshot(store)
+    body = await admin(UPDATE, slug=GENERAL, input=fields)
+    assert body["errors"][0]["extensions"]["field"] == field, body
+    assert message_part in body["errors"][0]["message"]
+    assert await snapshot(store) == before
+
+
+async def test_negative_zero_is_stored_as_zero(admin: GraphQLClient) -> None:
+    body = await admin.data(UPDATE, slug=GENERAL, input={"ceiling": -0.0})
+    assert body["updateBenchmark"]["ceiling"] == 0.0
+    text = (
+        await admin.http.post(
+            "/graphql", json={"query": f'{{ benchmark(slug: "{GENERAL}") {{ ceiling }} }}'}
+        )
+    ).text
+    assert '"ceiling":0.0' in text
+    assert "-0.0" not in text

@@ -43,6 +43,9 @@ async def test_other_origins_are_refused(client: httpx.AsyncClient) -> None:
     )
     assert preflight.status_code == 400
     assert "Access-Control-Allow-Origin" not in preflight.headers
+    error = preflight.json()["errors"][0]
+    assert error["extensions"]["code"] == "BAD_REQUEST"
+    assert "Disallowed CORS origin" in error["message"]
 
 
 async def test_no_origin_is_allowed_unless_configured(store: object) -> None:

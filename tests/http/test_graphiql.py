@@ -12,8 +12,11 @@ from pathlib import Path
 import httpx
 import pytest
 
+from server.app import create_app
 from server.graphiql import ASSETS
-from server.settings import GRAPHIQL_PACKAGES
+from server.settings import GRAPHIQL_PACKAGES, Settings
+from store.queries import Store
+from tests.conftest import http_client
 
 ASSETS_INSTALLED = all((GRAPHIQL_PACKAGES / path).is_file() for path in ASSETS.values())
 BROWSER = shutil.which("chromium")
@@ -37,7 +40,23 @@ async def test_browser_gets_graphiql(client: httpx.AsyncClient) -> None:
         asset = await client.get(f"/graphiql/{name}")
         assert asset.status_code == 200, name
         assert len(asset.content) > 1000
-    assert (await client.get("/graphiql/package.json")).status_code == 404
+    missing = await client.get("/graphiql/package.json")
+    assert missing.status_code == 404
+    assert missing.json()["errors"][0]["extensions"]["code"] == "NOT_FOUND"
+
+
+async def test_missing_graphiql_files_never_show_where_the_server_looked(
+    store: Store, tmp_path: Path
+) -> None:
+    folder = tmp_path / "secret-server-folder"
+    async with http_client(create_app(Settings(graphiql_packages=folder), store)) as http:
+        page = await http.get("/graphql", headers={"accept": "text/html"})
+        asset = await http.get("/graphiql/graphiql.js")
+    assert "npm ci --prefix server/graphiql" in page.text
+    assert "secret-server-folder" not in page.text
+    assert str(tmp_path) not in page.text
+    assert asset.status_code == 404
+    assert asset.json()["errors"][0]["extensions"]["code"] == "NOT_FOUND"
 
 
 @pytest.fixture(scope="module")

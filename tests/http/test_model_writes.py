@@ -94,7 +94,10 @@ async def test_other_refusals_name_their_field(admin: GraphQLClient, store: Stor
     cases = [
         ({"name": "A", "lab": "nobody"}, "input.lab"),
         ({"name": "A", "releasedOn": "2999-12"}, "input.releasedOn"),
+        ({"name": "A", "releasedOn": "0001-01"}, "input.releasedOn"),
         ({"name": "A", "capabilityIndexRank": 0}, "input.capabilityIndexRank"),
+        ({"name": "A", "capabilityIndexRank": 2_000_000}, "input.capabilityIndexRank"),
+        ({"name": "A", "aliases": [f"A{i}" for i in range(51)]}, "input.aliases"),
         ({"name": "A", "aliases": ["B", "b"]}, "input.aliases[1]"),
         ({"aliases": ["B"]}, "input.name"),
     ]
