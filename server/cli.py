@@ -21,6 +21,7 @@ from editing.importer import ImportSummary, import_dataset, item_count, seed
 from limits.budgets import BucketPolicy
 from schema.stability import breaking_changes, published_sdl
 from server.api_keys import SCOPES, create_key, revoke_key, set_budget
+from server.http_protocol import GuardedHttpToolsProtocol, raise_descriptor_limit
 from server.settings import Settings
 from store.client import connect, prepare
 from store.queries import Store
@@ -48,6 +49,7 @@ def serve(host: str, port: int, workers: int) -> None:
             "serve with --workers 1."
         )
     click.echo(f"GraphiQL: http://{host}:{port}/graphql  (POST GraphQL requests to the same URL)")
+    raise_descriptor_limit(settings.max_connections)
     uvicorn.run(
         "server.app:app_from_environment",
         factory=True,
@@ -56,6 +58,8 @@ def serve(host: str, port: int, workers: int) -> None:
         workers=workers,
         log_level=settings.log_level,
         proxy_headers=True,
+        http=GuardedHttpToolsProtocol,
+        timeout_keep_alive=settings.keep_alive_timeout_seconds,
     )
 
 

@@ -85,6 +85,25 @@ class Settings(BaseSettings):
         description="JSON manifest {sha256: document}: when set, only these documents run "
         "(admin keys excepted).",
     )
+    # Connections: slow, idle and oversized clients let go (server/http_protocol.py).
+    header_timeout_seconds: float = Field(
+        default=10.0, gt=0, description="A request's head must arrive within this, or 408."
+    )
+    body_timeout_seconds: float = Field(
+        default=30.0, gt=0, description="A request's body must arrive within this, or 408."
+    )
+    keep_alive_timeout_seconds: int = Field(
+        default=5, gt=0, description="An idle keep-alive connection is closed after this."
+    )
+    max_connections: int = Field(
+        default=2_048,
+        gt=0,
+        description="Open connections per process; one more is answered 503 and closed.",
+    )
+    max_header_bytes: int = Field(
+        default=16_384, gt=0, description="Largest request head (line and headers), or 431."
+    )
+    max_header_lines: int = Field(default=100, gt=0, description="Most header lines, or 431.")
     # HTTP
     cors_origins: Annotated[list[str], NoDecode] = Field(
         default=[], description="Origins browsers may call the API from, comma-separated."

@@ -6,11 +6,16 @@ Redis tests use ALMANAC_TEST_REDIS_URL, or start Debian's `redis-server` on loop
 either they are skipped, unless ALMANAC_REQUIRE_REDIS is set (as CI sets it).
 """
 
+import contextlib
 import json
 import os
+import queue
+import re
 import shutil
 import socket
 import subprocess
+import sys
+import threading
 import time
 import uuid
 from collections import Counter
@@ -183,3 +188,47 @@ async def snapshot(store: Store) -> str:
         docs = await store.db[name].find({}).to_list(None)
         collections[name] = sorted(json.dumps(doc, sort_keys=True, default=str) for doc in docs)
     return json.dumps(collections, indent=1)
+
+
+KEY_LINE = re.compile(r"Admin API key for this process only.*: (alm_\w+)")
+
+
+@contextlib.contextmanager
+def live_almanac(**settings: str) -> Iterator[tuple[str, str]]:
+    """`almanac serve` in a process of its own on a free port, with ALMANAC_* `settings`:
+    its URL and the admin key it made. Its log is read as it comes, so it never blocks."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("ALMANAC_")}
+    environment.update({f"ALMANAC_{name.upper()}": value for name, value in settings.items()})
+    process = subprocess.Popen(
+        [sys.executable, "-m", "server.cli", "serve", "--port", str(port)],
+        env=environment,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+    )
+    keys: queue.Queue[str] = queue.Queue()
+
+    def read_log() -> None:
+        assert process.stderr is not None
+        for line in process.stderr:
+            if match := KEY_LINE.search(line):
+                keys.put(match.group(1))
+
+    threading.Thread(target=read_log, daemon=True).start()
+    url = f"http://127.0.0.1:{port}"
+    try:
+        key = keys.get(timeout=30)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                httpx.get(f"{url}/healthz")
+                break
+            except httpx.TransportError:
+                time.sleep(0.05)
+        yield url, key
+    finally:
+        process.terminate()
+        process.wait()

@@ -3,62 +3,30 @@
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from graphql import GraphQLList, GraphQLNonNull
 
 from limits.cost import BOUNDED_LISTS, SLICING_ARGUMENTS
 from schema import schema
 from server.settings import Settings
+from tests.conftest import live_almanac
 
 GUIDE = Path(__file__).parents[2] / "docs" / "partners.md"
 BLOCK = re.compile(r"^```(sh|python)\n(.*?)^```", re.S | re.M)
 EXAMPLES = BLOCK.findall(GUIDE.read_text(encoding="utf-8"))
-KEY_LINE = re.compile(r"Admin API key for this process only.*: (alm_\w+)")
 
 
 @pytest.fixture(scope="module")
 def live_server() -> Iterator[dict[str, str]]:
     """`almanac serve` on the embedded store, on a free port, with the key it makes."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("ALMANAC_")}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "server.cli", "serve", "--port", str(port)],
-        env=environment,
-        stderr=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        text=True,
-    )
-    assert process.stderr is not None
-    key = None
-    deadline = time.monotonic() + 30
-    while key is None and time.monotonic() < deadline:
-        line = process.stderr.readline()
-        if match := KEY_LINE.search(line):
-            key = match.group(1)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        assert key is not None, "the server did not start"
-        while time.monotonic() < deadline:
-            try:
-                httpx.get(f"{url}/healthz")
-                break
-            except httpx.TransportError:
-                time.sleep(0.05)
+    with live_almanac() as (url, key):
         yield {"ALMANAC_URL": url, "ALMANAC_KEY": key}
-    finally:
-        process.terminate()
-        process.wait()
 
 
 def test_the_guide_has_examples_of_both_kinds() -> None:

@@ -1,0 +1,189 @@
+"""Uvicorn's HTTP protocol (httptools), with what it lacks against slow and oversized clients.
+
+Uvicorn closes a keep-alive connection left idle between requests (`timeout_keep_alive`), but a
+connection that never finishes a request's head is held forever, every connection is accepted,
+and header lines are unlimited in size and number. This protocol adds, per connection:
+
+- a deadline for each request's head, from the connection (or the request's first byte): 408,
+  then the connection is closed, so idle and trickling sockets are let go;
+- a cap on the bytes and the lines of a request's head: 431;
+- a cap on open connections: one over it is answered 503 at once and closed, so its socket is
+  freed and the process keeps file descriptors for the clients it serves.
+
+A request's body has its deadline in `server.body_deadline`, where the app answers it.
+Every refusal is a GraphQL-shaped JSON error, like the app's own.
+"""
+
+import asyncio
+import logging
+import resource
+from dataclasses import dataclass
+from functools import cache
+from http import HTTPStatus
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from server.errors import HTTP_ERROR_CODES
+from server.json import encode_json
+from server.settings import Settings
+
+log = logging.getLogger("almanac")
+
+# File descriptors kept for what is not a client connection: the database, Redis, logs, files.
+RESERVED_DESCRIPTORS = 64
+# After a refusal, what the client still sends is read and dropped this long before the
+# connection closes (a "lingering close", as nginx does): closing a socket with unread data
+# resets it, and the client would lose the answer that says why.
+LINGER_SECONDS = 2.0
+
+
+@dataclass(frozen=True)
+class ConnectionLimits:
+    head_timeout_seconds: float
+    max_head_bytes: int
+    max_header_lines: int
+    max_connections: int
+
+
+@cache
+def connection_limits() -> ConnectionLimits:
+    """The configured limits, the connection cap within this process's file descriptors."""
+    settings = Settings()
+    descriptors, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return ConnectionLimits(
+        head_timeout_seconds=settings.header_timeout_seconds,
+        max_head_bytes=settings.max_header_bytes,
+        max_header_lines=settings.max_header_lines,
+        max_connections=min(settings.max_connections, descriptors - RESERVED_DESCRIPTORS),
+    )
+
+
+def raise_descriptor_limit(connections: int) -> None:
+    """Let this process (and the workers it starts) hold `connections` sockets, if it may."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = connections + RESERVED_DESCRIPTORS
+    if soft < wanted:
+        ceiling = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (ceiling, hard))
+        if ceiling < wanted:
+            log.warning(
+                "This process may open %d files; ALMANAC_MAX_CONNECTIONS is lowered to %d.",
+                ceiling,
+                ceiling - RESERVED_DESCRIPTORS,
+            )
+
+
+class GuardedHttpToolsProtocol(HttpToolsProtocol):
+    limits: ConnectionLimits
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        self.limits = connection_limits()
+        self.reading_head = True
+        self.head_bytes = 0
+        self.header_lines = 0
+        self.head_deadline: asyncio.TimerHandle | None = None
+        self.lingering = False
+        super().connection_made(transport)
+        if len(self.connections) > self.limits.max_connections:
+            self.refuse(503, "The server holds as many connections as it can; retry shortly.")
+            return
+        self.arm_head_deadline()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.cancel_head_deadline()
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if self.lingering:
+            return
+        super().data_received(data)
+        # A head still incomplete after this data: count it, as the parser holds it in memory.
+        if self.reading_head and not self.transport.is_closing():
+            self.head_bytes += len(data)
+            if self.head_bytes > self.limits.max_head_bytes:
+                self.refuse_large_head()
+
+    # Parser callbacks
+    def on_message_begin(self) -> None:
+        self.reading_head = True
+        self.head_bytes = 0
+        self.header_lines = 0
+        self.arm_head_deadline()
+        super().on_message_begin()
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self.header_lines += 1
+        if self.header_lines <= self.limits.max_header_lines:
+            super().on_header(name, value)
+
+    def on_headers_complete(self) -> None:
+        self.reading_head = False
+        self.cancel_head_deadline()
+        head = len(self.url) + sum(len(name) + len(value) + 4 for name, value in self.headers)
+        if self.header_lines > self.limits.max_header_lines:
+            self.refuse(
+                431,
+                f"The request has {self.header_lines} header lines; the most accepted is "
+                f"{self.limits.max_header_lines}.",
+            )
+        elif head > self.limits.max_head_bytes:
+            self.refuse_large_head()
+        else:
+            super().on_headers_complete()
+
+    # Deadlines and refusals
+    def arm_head_deadline(self) -> None:
+        if self.head_deadline is None:
+            self.head_deadline = self.loop.call_later(
+                self.limits.head_timeout_seconds, self.head_too_slow
+            )
+
+    def cancel_head_deadline(self) -> None:
+        if self.head_deadline is not None:
+            self.head_deadline.cancel()
+            self.head_deadline = None
+
+    def head_too_slow(self) -> None:
+        self.head_deadline = None
+        if self.responding:
+            self.arm_head_deadline()  # A pipelined head waits for the response before it.
+            return
+        seconds = self.limits.head_timeout_seconds
+        self.refuse(408, f"The request's head did not arrive within {seconds:g} seconds.")
+
+    def refuse_large_head(self) -> None:
+        self.refuse(
+            431,
+            f"The request's head is larger than {self.limits.max_head_bytes} bytes, "
+            "the most accepted.",
+        )
+
+    @property
+    def responding(self) -> bool:
+        return self.cycle is not None and not self.cycle.response_complete
+
+    def refuse(self, status: int, message: str) -> None:
+        """Answer with a GraphQL-shaped error and close the connection."""
+        self.reading_head = False
+        self.cancel_head_deadline()
+        if self.transport.is_closing() or self.lingering:
+            return
+        if self.responding or not self.transport.can_write_eof():
+            self.transport.close()
+            return
+        self.transport.write(refusal_bytes(status, message))
+        self.transport.write_eof()
+        self.lingering = True
+        self.loop.call_later(LINGER_SECONDS, self.transport.close)
+
+
+def refusal_bytes(status: int, message: str) -> bytes:
+    code = HTTP_ERROR_CODES.get(status, "BAD_REQUEST")
+    body = encode_json({"errors": [{"message": message, "extensions": {"code": code}}]})
+    head = (
+        f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\n"
+        "content-type: application/json\r\n"
+        f"content-length: {len(body)}\r\n"
+        "connection: close\r\n\r\n"
+    )
+    return head.encode() + body
