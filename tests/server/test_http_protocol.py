@@ -74,6 +74,7 @@ def test_a_trickled_head_is_let_go(server: tuple[str, int]) -> None:
             time.sleep(0.1)
         status, body, closed = answer(client)
     assert status == 408
+    assert code(body) == "REQUEST_TIMEOUT"
     assert closed - opened < 4
 
 
