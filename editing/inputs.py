@@ -34,7 +34,7 @@ M = TypeVar("M", bound=BaseModel)
 # size, which its cost uses (limits/cost.py, docs/partners.md).
 MAX_READ_ROWS = 10_000
 MAX_TRACKS = 20
-MAX_CATEGORIES = 100
+MAX_CATEGORIES = 500
 MAX_MODEL_CARD_REPORTS = 100
 MAX_ALIASES = 50
 MAX_PROMINENCE = 1_000_000

@@ -1,0 +1,97 @@
+"""A request is never charged less than the objects it returns, on every list of the schema:
+checked on a SYNTHETIC almanac where one model is listed on 2,000 leaderboards."""
+
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+import pytest
+
+from bench.synthetic import EVERYWHERE, synthetic_almanac
+from editing.changes import Catalog, Stamp, changed_benchmark, with_read
+from editing.importer import import_dataset
+from editing.inputs import BenchmarkFields, ReadInput, parse
+from server.settings import Settings
+from store.queries import Store
+
+BENCHMARKS = 2_000
+MODEL = "synthetic-model-0"
+assert EVERYWHERE == "Synthetic Model 0"
+
+
+@pytest.fixture
+async def synthetic(store: Store) -> Store:
+    """The bundled almanac plus 2,000 synthetic benchmarks, each listing one model."""
+    stamp = Stamp(by="test", at=datetime.now(UTC))
+    dataset = synthetic_almanac(BENCHMARKS, rows=10, reads=2)
+    benchmarks = dataset.pop("benchmarks")
+    await import_dataset(store, dataset, stamp)
+    catalog = Catalog(
+        labs={lab["slug"]: lab for lab in await store.labs()},
+        categories={c["slug"]: c for c in await store.known_categories()},
+        parents={},
+    )
+    docs = []
+    for item in benchmarks:
+        fields = {k: v for k, v in item.items() if k not in ("slug", "reads")}
+        doc = changed_benchmark(None, item["slug"], parse(BenchmarkFields, fields), catalog, stamp)
+        for read in item["reads"]:
+            doc = with_read(doc, parse(ReadInput, read), stamp)  # type: ignore[arg-type]
+        docs.append(doc)
+    # One batch: importing them one by one takes a while on the embedded store.
+    await store.db.benchmarks.insert_many(docs)
+    store.version.bump()
+    return store
+
+
+def objects_in(value: Any) -> int:
+    """How many JSON objects `value` holds, itself included."""
+    if isinstance(value, dict):
+        return 1 + sum(objects_in(item) for item in value.values())
+    if isinstance(value, list):
+        return sum(objects_in(item) for item in value)
+    return 0
+
+
+@pytest.fixture
+def settings() -> Settings:
+    """A budget that refuses nothing here: these tests are about what each request is charged."""
+    return Settings(anonymous_bucket_capacity=1_000_000, anonymous_restore_rate=1)
+
+
+PAGE = "synthetic-benchmark-1"
+QUERIES = {
+    "Model.results": f'{{ model(slug: "{MODEL}") {{ results(first: 100) {{ rank benchmark {{ slug }} }} }} }}',
+    "Model.results default": f'{{ model(slug: "{MODEL}") {{ results {{ rank leads }} }} }}',
+    "Query.benchmarks and Benchmark.leaderboard": "{ benchmarks(first: 100) { nodes { slug leaderboard(first: 10) { model { slug } } } } }",
+    "Benchmark.leaderboard default": f'{{ benchmark(slug: "{PAGE}") {{ leaderboard {{ modelName model {{ slug }} }} }} }}',
+    "Benchmark.scoresOverTime": f'{{ benchmark(slug: "{PAGE}") {{ scoresOverTime(last: 1000) {{ score }} }} }}',
+    "LeaderboardRead lists": f'{{ benchmark(slug: "{PAGE}") {{ reads(first: 5) {{ nodes {{ added {{ modelName }} removed {{ modelName }} changed {{ modelName }} }} }} }} }}',
+    "Benchmark.siblings": f'{{ benchmark(slug: "{PAGE}") {{ siblings(first: 100) {{ edges {{ node {{ slug }} }} pageInfo {{ hasNextPage }} }} }} }}',
+    "Benchmark.tracks and modelCardReports": '{ benchmark(slug: "code-interpreter-benchmark") { tracks { slug } modelCardReports { nodes { score } } parent { slug } } }',
+    "Query.categories": "{ categories { slug } }",
+    "Query.models": "{ models(first: 100) { nodes { slug lab { slug } } } }",
+    "Benchmark page": f'{{ benchmark(slug: "{PAGE}") {{ leader {{ model {{ slug }} }} strongestModelTested {{ slug }} category {{ slug }} }} }}',
+}
+
+
+async def test_the_cost_charged_is_never_less_than_the_objects_returned(
+    synthetic: Store, client: httpx.AsyncClient
+) -> None:
+    for lists, query in QUERIES.items():
+        response = await client.post("/graphql", json={"query": query})
+        body = response.json()
+        assert "errors" not in body, (lists, body["errors"])
+        returned = objects_in(body["data"]) - 1  # the `data` object itself is not a result
+        charged = body["extensions"]["cost"]["requestedQueryCost"]
+        assert returned > 0, lists
+        assert charged >= returned, f"{lists}: {returned} objects for {charged} points"
+
+
+async def test_the_most_listed_model_returns_no_more_results_than_it_pays_for(
+    synthetic: Store, client: httpx.AsyncClient
+) -> None:
+    query = f'{{ model(slug: "{MODEL}") {{ results(first: 100) {{ rank }} }} }}'
+    body = (await client.post("/graphql", json={"query": query})).json()
+    assert len(body["data"]["model"]["results"]) == 100  # of 2,000
+    assert body["extensions"]["cost"]["requestedQueryCost"] == 1 + 100
