@@ -286,3 +286,24 @@ async def test_two_processes_share_one_budget_in_redis(store: Store, redis_url: 
         assert (await first.post("/graphql", json={"query": FIFTY_POINTS})).status_code == 429
     for app in (one, two):
         await app.state.services.budgets.close()
+
+
+async def test_refusals_are_charged_so_no_address_sends_them_without_end(
+    app: Starlette, calls: Counter[str]
+) -> None:
+    async with http_client(app, "10.0.0.7") as http:
+        for sent in range(1, 401):
+            malformed = await http.post(
+                "/graphql", content=b'{"query": ', headers={"content-type": "application/json"}
+            )
+            assert malformed.status_code == 400
+            assert malformed.headers["RateLimit-Remaining"] == str(400 - sent)
+            assert malformed.json()["extensions"]["cost"]["requestedQueryCost"] == 1
+        throttled = await http.post("/graphql", json={"query": "{ nosuchfield }"})
+        assert throttled.status_code == 429
+        assert codes(throttled.json()) == ["THROTTLED"]
+        again = await http.post(
+            "/graphql", content=b"[]", headers={"content-type": "application/json"}
+        )
+        assert again.status_code == 429
+    assert calls == {}
