@@ -18,9 +18,10 @@ ANSWERS = 500_000
 def settings() -> Settings:
     return Settings(
         response_cache_bytes=ANSWERS,
+        document_cache_bytes=CACHES["document_cache_bytes"],
+        cost_cache_bytes=CACHES["cost_cache_bytes"],
         anonymous_bucket_capacity=1_000_000,
         anonymous_restore_rate=1,
-        **CACHES,
     )
 
 
