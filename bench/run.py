@@ -126,8 +126,6 @@ def lua_string(text: str) -> str:
 class serve:
     """Runs one Uvicorn worker with the given app until the block ends."""
 
-    last_pid = 0  # the process of the latest server started, for measuring it
-
     def __init__(self, app: str, environment: dict[str, str] | None = None) -> None:
         self.app = app
         self.environment = {**os.environ, **(environment or {})}
@@ -152,7 +150,6 @@ class serve:
         if self.app.endswith("app_from_environment"):
             command.append("--factory")
         self.process = subprocess.Popen(command, cwd=ROOT, env=self.environment)
-        serve.last_pid = self.process.pid
         url = f"http://{HOST}:{self.port}"
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:

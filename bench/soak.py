@@ -68,18 +68,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0, help="fraction of each phase to send")
     args = parser.parse_args()
-    with serve("server.app:app_from_environment", UNREFUSING_BUDGET) as url:
+    server = serve("server.app:app_from_environment", UNREFUSING_BUDGET)
+    with server as url:
         host, port = url.removeprefix("http://").split(":")
-        server = serve.last_pid
+        pid = server.process.pid
         print(f"{'phase':28}{'sent':>9}{'RSS MB':>9}")
-        print(f"{'(idle, after start)':28}{0:>9}{rss_mb(server):>9.0f}")
+        print(f"{'(idle, after start)':28}{0:>9}{rss_mb(pid):>9.0f}")
         offset = 0
         for (name, total), kind in zip(PHASES, ("distinct", "refused", "large"), strict=True):
             step = max(1, int(total * args.scale) // 10)
             for tenth in range(1, 11):
                 asyncio.run(send(host, int(port), kind, range(offset, offset + step)))
                 offset += step
-                print(f"{name:28}{step * tenth:>9}{rss_mb(server):>9.0f}", flush=True)
+                print(f"{name:28}{step * tenth:>9}{rss_mb(pid):>9.0f}", flush=True)
 
 
 if __name__ == "__main__":

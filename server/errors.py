@@ -59,10 +59,23 @@ def http_error(
     extensions: Mapping[str, Any] | None = None,
 ) -> Response:
     """A response with one GraphQL-shaped error: `{"errors": [{"message", "extensions"}]}`."""
+    return Response(
+        error_body(status_code, message, code, extensions),
+        status_code=status_code,
+        media_type="application/json",
+        headers=headers,
+    )
+
+
+def error_body(
+    status_code: int,
+    message: str,
+    code: str | None = None,
+    extensions: Mapping[str, Any] | None = None,
+) -> bytes:
+    """The JSON of one GraphQL-shaped error, its code from the status unless given."""
     code = code or HTTP_ERROR_CODES.get(status_code, "BAD_REQUEST")
     body: dict[str, Any] = {"errors": [{"message": message, "extensions": {"code": code}}]}
     if extensions:
         body["extensions"] = extensions
-    return Response(
-        encode_json(body), status_code=status_code, media_type="application/json", headers=headers
-    )
+    return encode_json(body)

@@ -23,8 +23,7 @@ from http import HTTPStatus
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from server.errors import HTTP_ERROR_CODES
-from server.json import encode_json
+from server.errors import error_body
 from server.settings import Settings
 
 log = logging.getLogger("almanac")
@@ -178,8 +177,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
 
 def refusal_bytes(status: int, message: str) -> bytes:
-    code = HTTP_ERROR_CODES.get(status, "BAD_REQUEST")
-    body = encode_json({"errors": [{"message": message, "extensions": {"code": code}}]})
+    body = error_body(status, message)
     head = (
         f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\n"
         "content-type: application/json\r\n"
