@@ -13,6 +13,7 @@ import orjson
 from starlette.requests import Request
 
 from server.errors import HTTPRefusal
+from server.json import encode_json
 
 JSON_BODY_TYPES = ("application/json",)
 GRAPHQL_RESPONSE = "application/graphql-response+json"
@@ -31,7 +32,7 @@ class GraphQLRequest:
 
     @cached_property
     def canonical_variables(self) -> bytes:
-        return orjson.dumps(self.variables or {}, option=orjson.OPT_SORT_KEYS)
+        return encode_json(self.variables or {}, sort_keys=True)
 
 
 async def read_requests(request: Request) -> tuple[list[GraphQLRequest], bool]:
