@@ -29,7 +29,7 @@ CONNECTIONS = 16
 
 def body(kind: str, number: int) -> bytes:
     if kind == "distinct":
-        query = f'{{ benchmark(slug: "b{number}") {{ name }} }}'
+        query = f"query Distinct{number} {{ modelCardCoverage {{ labsRead }} }}"
         return json.dumps({"query": query}).encode()
     if kind == "refused":
         return json.dumps(

@@ -5,7 +5,8 @@ connection that never finishes a request's head is held forever, every connectio
 and header lines are unlimited in size and number. This protocol adds, per connection:
 
 - a deadline for each request's head, from the connection (or the request's first byte): 408,
-  then the connection is closed, so idle and trickling sockets are let go;
+  then the connection is closed, so idle and trickling sockets are let go; each deadline is
+  jittered (75-100% of the setting), so that sockets opened together are not let go together;
 - a cap on the bytes and the lines of a request's head: 431;
 - a cap on open connections: one over it is answered 503 at once and closed, so its socket is
   freed and the process keeps file descriptors for the clients it serves.
@@ -16,6 +17,7 @@ Every refusal is a GraphQL-shaped JSON error, like the app's own.
 
 import asyncio
 import logging
+import random
 import resource
 from dataclasses import dataclass
 from functools import cache
@@ -30,6 +32,10 @@ log = logging.getLogger("almanac")
 
 # File descriptors kept for what is not a client connection: the database, Redis, logs, files.
 RESERVED_DESCRIPTORS = 64
+# Each head deadline falls between this share of the setting and all of it: clients that
+# connected together (an attack, or a reconnecting fleet) are not all let go, and do not all come
+# back, at the same moment.
+EARLIEST_DEADLINE_SHARE = 0.75
 # After a refusal, what the client still sends is read and dropped this long before the
 # connection closes (a "lingering close", as nginx does): closing a socket with unread data
 # resets it, and the client would lose the answer that says why.
@@ -133,8 +139,9 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     # Deadlines and refusals
     def arm_head_deadline(self) -> None:
         if self.head_deadline is None:
+            share = random.uniform(EARLIEST_DEADLINE_SHARE, 1.0)
             self.head_deadline = self.loop.call_later(
-                self.limits.head_timeout_seconds, self.head_too_slow
+                share * self.limits.head_timeout_seconds, self.head_too_slow
             )
 
     def cancel_head_deadline(self) -> None:
