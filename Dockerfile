@@ -2,7 +2,7 @@
 # The Benchmark Almanac API: a small production image (non-root, health-checked).
 #   docker build -t almanac-api .
 #   docker run -p 8000:8000 -e ALMANAC_MONGODB_URI=mongodb://... almanac-api
-# Without ALMANAC_MONGODB_URI it serves the bundled dataset from the embedded store.
+# Without ALMANAC_MONGODB_URI it serves the embedded store in /data (mount a volume to keep it).
 
 # GraphiQL's browser files, from their npm packages (served by the app, no CDN).
 FROM node:20-bookworm-slim AS graphiql
@@ -23,12 +23,15 @@ COPY server server
 RUN /venv/bin/pip install --no-cache-dir .
 
 FROM python:3.11-slim-bookworm
-RUN useradd --system --uid 10001 --no-create-home almanac
+RUN useradd --system --uid 10001 --no-create-home almanac \
+    && mkdir /data && chown almanac /data
 COPY --from=build /venv /venv
 COPY --from=graphiql /graphiql/node_modules /opt/graphiql/node_modules
 ENV PATH=/venv/bin:$PATH \
     PYTHONUNBUFFERED=1 \
-    ALMANAC_GRAPHIQL_PACKAGES=/opt/graphiql/node_modules
+    ALMANAC_GRAPHIQL_PACKAGES=/opt/graphiql/node_modules \
+    ALMANAC_DATA_DIR=/data
+VOLUME /data
 USER almanac
 EXPOSE 8000
 HEALTHCHECK --interval=30s --timeout=3s --start-period=15s --retries=3 \

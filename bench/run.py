@@ -128,7 +128,13 @@ class serve:
 
     def __init__(self, app: str, environment: dict[str, str] | None = None) -> None:
         self.app = app
-        self.environment = {**os.environ, **(environment or {})}
+        # A data directory of its own, made afresh (and seeded) for each server.
+        self.data = tempfile.TemporaryDirectory(prefix="almanac-bench-")
+        self.environment = {
+            **os.environ,
+            "ALMANAC_DATA_DIR": self.data.name,
+            **(environment or {}),
+        }
         self.port = free_port()
 
     def __enter__(self) -> str:
@@ -164,6 +170,7 @@ class serve:
     def __exit__(self, *exc: object) -> None:
         self.process.terminate()
         self.process.wait(timeout=10)
+        self.data.cleanup()
 
 
 def free_port() -> int:

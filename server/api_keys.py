@@ -6,10 +6,14 @@ looked up on every request, so a revoked key stops working on the next one, and 
 its own budget (a partner on a bigger plan, the site's own server) has it on the next one.
 """
 
+import asyncio
+import contextlib
 import hashlib
 import hmac
+import itertools
 import secrets
 from datetime import UTC, datetime
+from pathlib import Path
 
 from limits.budgets import BucketPolicy
 from schema.context import Identity
@@ -51,6 +55,33 @@ async def create_key(
     except AlreadyExists as error:
         raise ValueError(f"there is already a key named {name!r}") from error
     return f"{PREFIX}_{key_id}_{secret}"
+
+
+async def kept_key(store: Store, path: Path, name: str, scope: str) -> str:
+    """The key kept in the file at `path`, made (and the file written, for its owner only) the
+    first time. A kept key that was revoked or lost is replaced by a new one."""
+    if key := await asyncio.to_thread(_read_key, path):
+        with contextlib.suppress(InvalidCredentials):
+            if await authenticate(store, f"Bearer {key}") is not None:
+                return key
+    taken = {doc["name"] for doc in await store.api_keys()}
+    unused = next(
+        candidate
+        for candidate in itertools.chain([name], (f"{name}-{n}" for n in itertools.count(2)))
+        if candidate not in taken
+    )
+    key = await create_key(store, unused, scope)
+    await asyncio.to_thread(_keep_key, path, key)
+    return key
+
+
+def _read_key(path: Path) -> str | None:
+    return path.read_text(encoding="utf-8").strip() if path.is_file() else None
+
+
+def _keep_key(path: Path, key: str) -> None:
+    path.touch(mode=0o600)
+    path.write_text(key + "\n", encoding="utf-8")
 
 
 async def revoke_key(store: Store, name: str) -> bool:

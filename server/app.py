@@ -21,7 +21,7 @@ from editing.importer import seed
 from limits.budgets import LocalBudgets
 from limits.redis_budgets import RedisBudgets
 from schema.errors import INTERNAL_ERROR_MESSAGE, INTERNAL_SERVER_ERROR
-from server.api_keys import create_key
+from server.api_keys import kept_key
 from server.body_deadline import BodyDeadlineMiddleware
 from server.errors import http_error
 from server.graphiql import asset_endpoint
@@ -35,7 +35,6 @@ from server.persisted_queries import (
 from server.published_schema import published_schema
 from server.response_cache import ResponseCache
 from server.settings import Settings
-from store.changes import follow_changes
 from store.client import connect, prepare
 from store.queries import Store
 
@@ -43,6 +42,7 @@ log = logging.getLogger("almanac")
 
 READY_TIMEOUT_SECONDS = 2.0
 EMBEDDED_ADMIN_KEY_NAME = "embedded-admin"
+ADMIN_KEY_FILE = "admin-key"
 
 
 def create_app(settings: Settings, store: Store | None = None) -> Starlette:
@@ -55,13 +55,12 @@ def create_app(settings: Settings, store: Store | None = None) -> Starlette:
         if store is None:
             app.state.store = await open_store(settings)
         opened: Store = app.state.store
-        following = None
-        if not opened.embedded:
-            following = asyncio.create_task(follow_changes(opened.db, opened.version))
+        following = asyncio.create_task(opened.follow_changes())
         yield
-        if following is not None:
-            following.cancel()
+        following.cancel()
         await services.budgets.close()
+        if store is None:
+            await opened.close()
 
     app = Starlette(
         exception_handlers={HTTPException: refusal, Exception: internal_error},
@@ -131,21 +130,22 @@ def cors(settings: Settings) -> list[Middleware]:
 
 
 async def open_store(settings: Settings) -> Store:
-    """The configured store, with its indexes; the embedded one filled and given a key."""
-    opened = connect(settings.mongodb_uri, settings.mongodb_database)
+    """The configured store, with its indexes; a new embedded one seeded and given a key."""
+    opened = connect(settings.mongodb_uri, settings.mongodb_database, settings.data_dir)
     await prepare(opened)
     if not opened.embedded:
-        log.info("Benchmark Almanac API on MongoDB database '%s'", opened.db.name)
+        log.info("Benchmark Almanac API on MongoDB database '%s'", settings.mongodb_database)
         return opened
-    summary = await seed(opened)
     log.info(
-        "Benchmark Almanac API on the embedded in-process store (no ALMANAC_MONGODB_URI set; "
-        "data lives only in this process), loaded with the bundled dataset: %s",
-        summary.describe(),
+        "Benchmark Almanac API on the embedded store in %s (no ALMANAC_MONGODB_URI set)",
+        settings.data_dir,
     )
-    # Keys made with the CLI live in a database this process cannot see: make one here.
-    key = await create_key(opened, EMBEDDED_ADMIN_KEY_NAME, "admin")
-    log.warning("Admin API key for this process only (its data is lost on exit): %s", key)
+    if await opened.is_empty():
+        summary = await seed(opened)
+        log.info("A new data directory: loaded the bundled dataset: %s", summary.describe())
+    kept = settings.data_dir / ADMIN_KEY_FILE
+    key = await kept_key(opened, kept, EMBEDDED_ADMIN_KEY_NAME, "admin")
+    log.warning("Admin API key (kept in %s): %s", kept, key)
     return opened
 
 

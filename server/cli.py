@@ -1,5 +1,5 @@
-"""The `almanac` command: serve the API; seed, import into and export a MongoDB; manage API
-keys; export the schema."""
+"""The `almanac` command: serve the API; seed, import into and export the store (MongoDB, or
+the embedded one); manage API keys; export the schema."""
 
 import asyncio
 import getpass
@@ -44,9 +44,8 @@ def serve(host: str, port: int, workers: int) -> None:
     settings = Settings()
     if workers > 1 and not settings.mongodb_uri:
         raise click.UsageError(
-            "Several workers need a shared database: the embedded store lives inside one "
-            "process, so each worker would hold its own copy. Set ALMANAC_MONGODB_URI, or "
-            "serve with --workers 1."
+            "Several workers need MongoDB: the embedded store is made for one server process "
+            "(with the CLI beside it). Set ALMANAC_MONGODB_URI, or serve with --workers 1."
         )
     click.echo(f"GraphiQL: http://{host}:{port}/graphql  (POST GraphQL requests to the same URL)")
     raise_descriptor_limit(settings.max_connections)
@@ -64,25 +63,24 @@ def serve(host: str, port: int, workers: int) -> None:
 
 
 def open_database(settings: Settings) -> Store:
-    """The configured MongoDB. The CLI's changes must outlive it, so it needs a real one."""
-    if not settings.mongodb_uri:
-        raise click.UsageError(
-            "Set ALMANAC_MONGODB_URI to the MongoDB to work on. (Without it the API serves an "
-            "embedded store that lives inside its own process, and makes its own admin key.)"
-        )
-    return connect(settings.mongodb_uri, settings.mongodb_database)
+    """The configured store: the MongoDB at ALMANAC_MONGODB_URI, or else the embedded one in
+    ALMANAC_DATA_DIR (also while a server runs on it)."""
+    return connect(settings.mongodb_uri, settings.mongodb_database, settings.data_dir)
 
 
 def run_on_database(work: Callable[[Store], Awaitable[T]]) -> T:
     async def run() -> T:
         store = open_database(Settings())
-        await prepare(store)
-        return await work(store)
+        try:
+            await prepare(store)
+            return await work(store)
+        finally:
+            await store.close()
 
     return asyncio.run(run())
 
 
-@main.command("seed", help="Load the bundled dataset into the configured MongoDB (idempotent).")
+@main.command("seed", help="Load the bundled dataset into the configured store (idempotent).")
 def seed_database() -> None:
     summary = run_on_database(seed)
     click.echo(f"Seeded: {summary.describe()}.")

@@ -1,5 +1,6 @@
 """All configuration, read once from the environment (prefix ALMANAC_) and passed down."""
 
+import os
 from pathlib import Path
 from typing import Annotated, Self
 
@@ -12,12 +13,22 @@ from limits.document import DocumentLimits
 GRAPHIQL_PACKAGES = Path(__file__).parent / "graphiql" / "node_modules"
 
 
+def default_data_dir() -> Path:
+    """`$XDG_DATA_HOME/benchmark-almanac`, by default `~/.local/share/benchmark-almanac`."""
+    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(base) / "benchmark-almanac"
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="ALMANAC_", frozen=True)
 
     mongodb_uri: str | None = Field(
         default=None,
-        description="MongoDB connection string; unset means the embedded in-process store.",
+        description="MongoDB connection string; unset means the embedded store in `data_dir`.",
+    )
+    data_dir: Path = Field(
+        default_factory=lambda: default_data_dir(),
+        description="Where the embedded store keeps its data (without a MongoDB URI).",
     )
     mongodb_database: str = Field(default="almanac", description="MongoDB database name.")
     max_body_bytes: int = Field(

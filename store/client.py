@@ -1,22 +1,27 @@
-"""Opening the store: a real MongoDB by URI, or the embedded in-process store."""
+"""Opening the store: MongoDB by URI, or else the embedded store in a data directory."""
 
+from pathlib import Path
 from typing import Any
 
-from mongomock_motor import AsyncMongoMockClient
 from motor.motor_asyncio import AsyncIOMotorClient
 
 from store.indexes import ensure_indexes
+from store.mongo import MongoStore
 from store.queries import Store
+from store.sqlite import SqliteStore
 
 
-def connect(mongodb_uri: str | None, database: str) -> Store:
-    """A store on the given MongoDB, or on a fresh, empty embedded store when no URI is given."""
+def connect(mongodb_uri: str | None, database: str, data_dir: Path) -> Store:
+    """The store on the given MongoDB, or the embedded one in `data_dir` when no URI is given."""
     if mongodb_uri:
-        client: Any = AsyncIOMotorClient(mongodb_uri, appname="benchmark-almanac", tz_aware=True)
-        return Store(client[database], embedded=False)
-    return Store(AsyncMongoMockClient()[database], embedded=True)
+        client: AsyncIOMotorClient[Any] = AsyncIOMotorClient(
+            mongodb_uri, appname="benchmark-almanac", tz_aware=True
+        )
+        return MongoStore(client[database])
+    return SqliteStore(data_dir)
 
 
 async def prepare(store: Store) -> None:
-    """Create the indexes (idempotently)."""
-    await ensure_indexes(store.db)
+    """Create MongoDB's indexes (idempotently); the embedded store makes its own on opening."""
+    if isinstance(store, MongoStore):
+        await ensure_indexes(store.db)

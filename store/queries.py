@@ -1,10 +1,11 @@
-"""Every read and write the API makes, one method per database round trip."""
+"""What every store offers: the one interface the rest of the API reads and writes through.
 
-import re
+Two implementations hold the same documents: `store.mongo.MongoStore` (MongoDB, through motor:
+production) and `store.sqlite.SqliteStore` (SQLite in a data directory: the default).
+"""
+
 from dataclasses import dataclass
-from typing import Any
-
-from pymongo.errors import DuplicateKeyError
+from typing import Any, Protocol
 
 from store.changes import DataVersion
 from store.documents import (
@@ -20,11 +21,6 @@ from store.documents import (
 
 SITE_FIGURES_ID = "model_card_coverage"
 PROVENANCE_ID = "provenance"
-
-# The fields a catalog listing sorts and filters on: everything but the embedded results.
-SUMMARY_PROJECTION = {"_id": 0, "entries": 0, "model_card_reports": 0, "history": 0}
-NO_ID = {"_id": 0}
-WITHOUT_HISTORY = {"_id": 0, "history": 0}
 
 
 class AlreadyExists(Exception):
@@ -43,20 +39,6 @@ class BenchmarkFilter:
     lab: str | None = None
     name_contains: str | None = None
 
-    def as_query(self) -> dict[str, Any]:
-        query: dict[str, Any] = {}
-        if self.category is not None:
-            query["category.slug"] = self.category
-        if self.status is not None:
-            query["status"] = self.status
-        if self.kind is not None:
-            query["kind"] = self.kind
-        if self.lab is not None:
-            query["made_by.slug"] = self.lab
-        if self.name_contains:
-            query["name"] = {"$regex": re.escape(self.name_contains), "$options": "i"}
-        return query
-
 
 @dataclass(frozen=True)
 class Neighbourhood:
@@ -66,175 +48,43 @@ class Neighbourhood:
     category: list[BenchmarkDoc]
 
 
-class Store:
-    """The almanac's collections. Each public coroutine is exactly one round trip."""
+class Store(Protocol):
+    """The almanac's collections. Each public coroutine is one round trip (or transaction)."""
 
-    def __init__(self, db: Any, *, embedded: bool) -> None:
-        self.db = db
-        self.embedded = embedded
-        self.version = DataVersion(known=embedded)
+    embedded: bool
+    version: DataVersion
 
-    async def replace(self, collection: str, key: dict[str, Any], doc: Any) -> str:
-        """Write `doc` in place of the document matching `key`, creating it if there is none.
-
-        Returns "created", "updated" or "unchanged".
-        """
-        result = await self.db[collection].replace_one(key, doc, upsert=True)
-        if result.upserted_id is None and not result.modified_count:
-            return "unchanged"
-        self.version.bump()
-        return "created" if result.upserted_id is not None else "updated"
-
-    async def insert(self, collection: str, doc: Any) -> None:
-        """Store a new document; `AlreadyExists` if a unique index already holds its key."""
-        try:
-            await self.db[collection].insert_one(dict(doc))
-        except DuplicateKeyError as error:
-            raise AlreadyExists((error.details or {}).get("keyValue") or {}) from error
-        self.version.bump()
-
+    async def replace(self, collection: str, key: dict[str, Any], doc: Any) -> str: ...
+    async def insert(self, collection: str, doc: Any) -> None: ...
+    async def insert_many(self, collection: str, docs: list[Any]) -> None: ...
     async def replace_at_revision(
         self, collection: str, slug: str, revision: int, doc: Any
-    ) -> bool:
-        """Replace the document `slug` if it is still at `revision`; False if it moved on.
-
-        The condition and the write are one atomic operation: of two writers that read the
-        same revision, exactly one succeeds.
-        """
-        try:
-            result = await self.db[collection].replace_one(
-                {"slug": slug, "revision": revision}, doc
-            )
-        except DuplicateKeyError as error:
-            raise AlreadyExists((error.details or {}).get("keyValue") or {}) from error
-        if not result.matched_count:
-            return False
-        self.version.bump()
-        return True
-
-    async def ping(self) -> None:
-        await self.db.command("ping")
-
-    async def documents_by_slugs(self, collection: str, slugs: list[str]) -> list[Any]:
-        return await self._by_slugs(collection, slugs)
-
-    async def benchmarks_by_slugs(self, slugs: list[str]) -> list[BenchmarkDoc]:
-        return await self._by_slugs("benchmarks", slugs)
-
+    ) -> bool: ...
+    async def ping(self) -> None: ...
+    async def documents_by_slugs(self, collection: str, slugs: list[str]) -> list[Any]: ...
+    async def benchmarks_by_slugs(self, slugs: list[str]) -> list[BenchmarkDoc]: ...
     async def benchmark_with_neighbourhood(
         self, slug: str
-    ) -> tuple[BenchmarkDoc, Neighbourhood] | None:
-        """A benchmark with its family and category members, in one query."""
-        pipeline = [
-            {"$match": {"slug": slug}},
-            {"$project": NO_ID},
-            {"$lookup": _lookup("family", "family_members")},
-            {"$lookup": _lookup("category.slug", "category_members")},
-            # The neighbours' histories are not shown on the page; leave them in the database.
-            {"$project": {"family_members.history": 0, "category_members.history": 0}},
-        ]
-        found = await self.db.benchmarks.aggregate(pipeline).to_list(None)
-        if not found:
-            return None
-        doc = found[0]
-        family = [_without_id(member) for member in doc.pop("family_members")]
-        category = [_without_id(member) for member in doc.pop("category_members")]
-        return doc, Neighbourhood(family=family, category=category)
-
+    ) -> tuple[BenchmarkDoc, Neighbourhood] | None: ...
     async def benchmarks_in_families_or_categories(
         self, families: list[str], categories: list[str]
-    ) -> list[BenchmarkDoc]:
-        query = {"$or": [{"family": {"$in": families}}, {"category.slug": {"$in": categories}}]}
-        return list(await self.db.benchmarks.find(query, WITHOUT_HISTORY).to_list(None))
-
-    async def benchmarks_with_model_keys(self, keys: list[str]) -> list[BenchmarkDoc]:
-        cursor = self.db.benchmarks.find({"entries.model_key": {"$in": keys}}, WITHOUT_HISTORY)
-        return list(await cursor.to_list(None))
-
-    async def benchmark_summaries(self, where: BenchmarkFilter) -> list[BenchmarkDoc]:
-        """Every benchmark matching the filter, without its results (for sorting and paging)."""
-        cursor = self.db.benchmarks.find(where.as_query(), SUMMARY_PROJECTION)
-        return list(await cursor.to_list(None))
-
-    async def categories(self) -> list[CategoryCountDoc]:
-        pipeline = [
-            {
-                "$group": {
-                    "_id": "$category.slug",
-                    "name": {"$first": "$category.name"},
-                    "benchmark_count": {"$sum": 1},
-                }
-            },
-            {"$sort": {"_id": 1}},
-        ]
-        groups = await self.db.benchmarks.aggregate(pipeline).to_list(None)
-        return [
-            {"slug": g["_id"], "name": g["name"], "benchmark_count": g["benchmark_count"]}
-            for g in groups
-        ]
-
-    async def models_by_keys(self, keys: list[str]) -> list[ModelDoc]:
-        return list(await self.db.models.find({"keys": {"$in": keys}}, NO_ID).to_list(None))
-
-    async def models_by_slugs(self, slugs: list[str]) -> list[ModelDoc]:
-        return await self._by_slugs("models", slugs)
-
-    async def models(self) -> list[ModelDoc]:
-        """The whole curated list."""
-        return list(await self.db.models.find({}, NO_ID).to_list(None))
-
-    async def benchmarks(self) -> list[BenchmarkDoc]:
-        """Every benchmark, whole (for export)."""
-        return list(await self.db.benchmarks.find({}, NO_ID).sort("slug").to_list(None))
-
-    async def _by_slugs(self, collection: str, slugs: list[str]) -> list[Any]:
-        cursor = self.db[collection].find({"slug": {"$in": slugs}}, NO_ID)
-        return list(await cursor.to_list(None))
-
-    async def site_figures(self) -> SiteFiguresDoc:
-        doc: SiteFiguresDoc | None = await self.db.site.find_one({"_id": SITE_FIGURES_ID}, NO_ID)
-        return doc or {"launch_posts_read": 0, "labs_read": 0}
-
-    async def provenance(self) -> list[str]:
-        """Where the stored data comes from, one line per source."""
-        doc = await self.db.site.find_one({"_id": PROVENANCE_ID})
-        return list(doc["lines"]) if doc else []
-
-    async def labs(self) -> list[LabDoc]:
-        return list(await self.db.labs.find({}, NO_ID).sort("slug").to_list(None))
-
-    async def known_categories(self) -> list[CategoryDoc]:
-        """The categories a benchmark may be filed under, with or without benchmarks yet."""
-        return list(await self.db.categories.find({}, NO_ID).sort("slug").to_list(None))
-
-    async def api_key(self, key_id: str) -> ApiKeyDoc | None:
-        doc: ApiKeyDoc | None = await self.db.api_keys.find_one({"key_id": key_id}, NO_ID)
-        return doc
-
-    async def api_keys(self) -> list[ApiKeyDoc]:
-        return list(await self.db.api_keys.find({}, NO_ID).sort("created_at").to_list(None))
-
-    async def revoke_api_key(self, name: str, at: str) -> bool:
-        """Revoke the key called `name`; False if there is no such key still in force."""
-        result = await self.db.api_keys.update_one(
-            {"name": name, "revoked_at": None}, {"$set": {"revoked_at": at}}
-        )
-        if not result.modified_count:
-            return False
-        self.version.bump()
-        return True
-
-    async def set_api_key_budget(self, name: str, budget: BudgetDoc | None) -> bool:
-        """Give the key called `name` its own budget, or the configured one again (None)."""
-        change = {"$set": {"budget": budget}} if budget else {"$unset": {"budget": ""}}
-        result = await self.db.api_keys.update_one({"name": name, "revoked_at": None}, change)
-        return bool(result.matched_count)
-
-
-def _lookup(field: str, into: str) -> dict[str, str]:
-    return {"from": "benchmarks", "localField": field, "foreignField": field, "as": into}
-
-
-def _without_id(doc: dict[str, Any]) -> Any:
-    doc.pop("_id", None)
-    return doc
+    ) -> list[BenchmarkDoc]: ...
+    async def benchmarks_with_model_keys(self, keys: list[str]) -> list[BenchmarkDoc]: ...
+    async def benchmark_summaries(self, where: BenchmarkFilter) -> list[BenchmarkDoc]: ...
+    async def categories(self) -> list[CategoryCountDoc]: ...
+    async def models_by_keys(self, keys: list[str]) -> list[ModelDoc]: ...
+    async def models_by_slugs(self, slugs: list[str]) -> list[ModelDoc]: ...
+    async def models(self) -> list[ModelDoc]: ...
+    async def benchmarks(self) -> list[BenchmarkDoc]: ...
+    async def site_figures(self) -> SiteFiguresDoc: ...
+    async def provenance(self) -> list[str]: ...
+    async def labs(self) -> list[LabDoc]: ...
+    async def known_categories(self) -> list[CategoryDoc]: ...
+    async def api_key(self, key_id: str) -> ApiKeyDoc | None: ...
+    async def api_keys(self) -> list[ApiKeyDoc]: ...
+    async def revoke_api_key(self, name: str, at: str) -> bool: ...
+    async def set_api_key_budget(self, name: str, budget: BudgetDoc | None) -> bool: ...
+    async def is_empty(self) -> bool: ...
+    async def dump(self) -> dict[str, list[Any]]: ...
+    async def follow_changes(self) -> None: ...
+    async def close(self) -> None: ...

@@ -15,15 +15,18 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from mongomock_motor import AsyncMongoMockClient
 from starlette.applications import Starlette
 
 from editing.importer import seed
@@ -31,27 +34,45 @@ from server.api_keys import create_key
 from server.app import create_app
 from server.settings import Settings
 from store.client import connect, prepare
+from store.mongo import MongoStore
 from store.queries import Store
 
 TEST_MONGODB_URI = os.environ.get("ALMANAC_TEST_MONGODB_URI")
 
 
-@pytest.fixture
-async def store() -> AsyncIterator[Store]:
-    opened = await empty_store()
+STORES = ["sqlite", "mongodb" if TEST_MONGODB_URI else "mongomock"]
+
+
+@pytest.fixture(autouse=True)
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test's embedded store lives in a directory of its own, never the user's."""
+    directory = tmp_path / "almanac-data"
+    monkeypatch.setenv("ALMANAC_DATA_DIR", str(directory))
+    return directory
+
+
+@pytest.fixture(params=STORES)
+async def store(request: pytest.FixtureRequest, data_dir: Path) -> AsyncIterator[Store]:
+    """The bundled dataset, on each store: the embedded SQLite one, and MongoDB (mongomock, a
+    stand-in for its query semantics, or a real server with ALMANAC_TEST_MONGODB_URI)."""
+    opened = await empty_store(request.param, data_dir)
     await seed(opened)
     yield opened
-    if not opened.embedded:
+    if isinstance(opened, MongoStore) and TEST_MONGODB_URI:
         await opened.db.client.drop_database(opened.db.name)
+    await opened.close()
 
 
-async def empty_store() -> Store:
-    """A store with indexes and nothing else: embedded, or a new database on the test MongoDB."""
-    if TEST_MONGODB_URI is None:
-        opened = connect(None, "almanac")
+async def empty_store(kind: str, data_dir: Path) -> Store:
+    """A store with its indexes and nothing else."""
+    opened: Store
+    if kind == "sqlite":
+        opened = connect(None, "almanac", data_dir)
+    elif kind == "mongomock":
+        opened = MongoStore(AsyncMongoMockClient()["almanac"])
     else:
-        opened = connect(TEST_MONGODB_URI, f"almanac_test_{uuid.uuid4().hex[:12]}")
-        opened.version.known = True  # Only this test writes to its database.
+        opened = connect(TEST_MONGODB_URI, f"almanac_test_{uuid.uuid4().hex[:12]}", data_dir)
+    opened.version.known = True  # Only this test writes to its database.
     await prepare(opened)
     return opened
 
@@ -83,7 +104,9 @@ def http_client(app: Starlette, address: str = "127.0.0.1") -> httpx.AsyncClient
 ROUND_TRIPS = [
     name
     for name, member in vars(Store).items()
-    if not name.startswith("_") and callable(member) and name not in {"replace"}
+    if not name.startswith("_")
+    and callable(member)
+    and name not in {"replace", "is_empty", "dump", "follow_changes", "close"}
 ]
 
 
@@ -183,14 +206,14 @@ async def admin(graphql: GraphQLClient, store: Store) -> GraphQLClient:
 
 async def snapshot(store: Store) -> str:
     """Every document of every collection, exactly as stored: equal snapshots, equal databases."""
-    collections = {}
-    for name in sorted(await store.db.list_collection_names()):
-        docs = await store.db[name].find({}).to_list(None)
-        collections[name] = sorted(json.dumps(doc, sort_keys=True, default=str) for doc in docs)
-    return json.dumps(collections, indent=1)
+    collections = {
+        name: sorted(json.dumps(doc, sort_keys=True, default=str) for doc in docs)
+        for name, docs in (await store.dump()).items()
+    }
+    return json.dumps(collections, indent=1, sort_keys=True)
 
 
-KEY_LINE = re.compile(r"Admin API key for this process only.*: (alm_\w+)")
+KEY_LINE = re.compile(r"Admin API key .*: (alm_\w+)")
 
 
 @contextlib.contextmanager
@@ -201,6 +224,7 @@ def live_almanac(**settings: str) -> Iterator[tuple[str, str]]:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     environment = {k: v for k, v in os.environ.items() if not k.startswith("ALMANAC_")}
+    environment["ALMANAC_DATA_DIR"] = tempfile.mkdtemp(prefix="almanac-data-")
     environment.update({f"ALMANAC_{name.upper()}": value for name, value in settings.items()})
     process = subprocess.Popen(
         [sys.executable, "-m", "server.cli", "serve", "--port", str(port)],

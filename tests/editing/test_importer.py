@@ -11,7 +11,7 @@ from editing.changes import Stamp
 from editing.dataset import CSV_COLUMNS, dataset_from_csv, export_dataset
 from editing.importer import import_dataset
 from store.queries import Store
-from tests.conftest import empty_store, snapshot
+from tests.conftest import STORES, empty_store, snapshot
 
 STAMP = Stamp(by="importer", at=datetime(2026, 11, 29, 12, 0, tzinfo=UTC))
 TRACKS = [
@@ -22,12 +22,17 @@ TRACKS = [
 ]
 
 
-async def test_export_wipe_import_export_gives_the_same_content(store: Store) -> None:
+@pytest.mark.parametrize("into", STORES)
+async def test_export_wipe_import_export_gives_the_same_content(
+    store: Store, into: str, tmp_path: Path
+) -> None:
+    """Exporting from one store and importing into another is the migration path."""
     exported = await export_dataset(store)
-    fresh = await empty_store()
+    fresh = await empty_store(into, tmp_path / "fresh")
     summary = await import_dataset(fresh, exported, STAMP)
     assert summary.count("rejected") == 0, summary.rejected
     assert await export_dataset(fresh) == exported
+    await fresh.close()
     assert len(exported["benchmarks"]) == 11
     assert exported["site"] == {"launch_posts_read": 522, "labs_read": 52}
     assert len(exported["provenance"]) >= 5

@@ -3,6 +3,7 @@
 import asyncio
 import json
 import logging
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -60,11 +61,14 @@ def test_serve_refuses_several_workers_on_the_embedded_store(
     assert "ALMANAC_MONGODB_URI" in result.output
 
 
-def test_seed_needs_a_mongodb(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("ALMANAC_MONGODB_URI", raising=False)
-    result = CliRunner().invoke(main, ["seed"])
-    assert result.exit_code == 2
-    assert "ALMANAC_MONGODB_URI" in result.output
+def test_seed_fills_the_embedded_store_once(database: Store) -> None:
+    first = run("seed")
+    assert first.exit_code == 0, first.output
+    assert "11 benchmarks" in first.stdout
+    assert "26 created" in first.stdout
+    again = run("seed")
+    assert "0 created, 0 updated, 26 unchanged" in again.stdout
+    assert len(asyncio.run(database.benchmarks())) == 11
 
 
 async def test_start_up_says_which_store_it_serves(
@@ -81,15 +85,17 @@ async def test_start_up_says_which_store_it_serves(
             query = {"query": "{ categories { benchmarkCount } }"}
             response = await client.post("/graphql", json=query)
             assert response.json()["data"] == {"categories": [{"benchmarkCount": 11}]}
-    assert any("embedded in-process store" in record.getMessage() for record in caplog.records)
+    assert any("embedded store in" in record.getMessage() for record in caplog.records)
 
 
 @pytest.fixture
-def database(monkeypatch: pytest.MonkeyPatch) -> Store:
-    """The CLI's MongoDB: an embedded store that outlives each command, as a server would."""
-    shared = connect(None, "almanac")
-    monkeypatch.setattr("server.cli.open_database", lambda settings: shared)
-    return shared
+def database(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Store]:
+    """The embedded store the CLI works on (ALMANAC_DATA_DIR), opened beside it as a server
+    would be."""
+    monkeypatch.delenv("ALMANAC_MONGODB_URI", raising=False)
+    beside = connect(None, "almanac", data_dir)
+    yield beside
+    asyncio.run(beside.close())
 
 
 def run(*args: str) -> Result:
@@ -225,14 +231,6 @@ def test_a_file_that_is_not_the_format_is_refused(database: Store, tmp_path: Pat
         result = CliRunner().invoke(main, ["import", str(path)])
         assert result.exit_code == 1
         assert message in result.output
-
-
-def test_data_commands_need_a_mongodb(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.delenv("ALMANAC_MONGODB_URI", raising=False)
-    for args in (["keys", "list"], ["export", str(tmp_path / "x.json")]):
-        result = CliRunner().invoke(main, args)
-        assert result.exit_code == 2
-        assert "ALMANAC_MONGODB_URI" in result.output
 
 
 def write_bundled(folder: Path) -> Path:

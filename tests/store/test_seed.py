@@ -1,10 +1,10 @@
 """The bundled dataset, the seed, and what the store guarantees on its own."""
 
 import pytest
-from pymongo.errors import DuplicateKeyError
 
 from editing.importer import seed
-from store.queries import Store
+from store.mongo import MongoStore
+from store.queries import AlreadyExists, Store
 from store.seed import load_bundled_dataset
 
 
@@ -33,20 +33,23 @@ async def test_the_bundled_dataset_is_the_reference_data() -> None:
 
 
 async def test_an_alias_belongs_to_one_model(store: Store) -> None:
-    # MongoDB refuses a second owner of any key; the embedded store does not enforce unique
-    # indexes over arrays, so there only the index's declaration can be checked (the editor
-    # checks owners itself: tests/http/test_models_writes.py).
-    indexes = await store.db.models.index_information()
-    assert indexes["keys_unique"]["unique"] is True
-    if not store.embedded:
-        intruder = {"slug": "impostor", "name": "Impostor", "keys": ["qwen-14b-chat"]}
-        with pytest.raises(DuplicateKeyError):
-            await store.db.models.insert_one(intruder)
+    if isinstance(store, MongoStore) and store.db.client.__class__.__name__.startswith(
+        "AsyncMongoMock"
+    ):
+        pytest.skip("mongomock does not enforce unique indexes over arrays; MongoDB does")
+    intruder = {**(await store.models_by_slugs(["qwen-14b"]))[0], "slug": "impostor"}
+    with pytest.raises(AlreadyExists) as taken:
+        await store.insert("models", intruder)
+    assert "keys" in taken.value.key
+    assert [m["slug"] for m in await store.models_by_keys(["qwen-14b-chat"])] == ["qwen-14b"]
 
 
 async def test_slugs_are_unique(store: Store) -> None:
-    with pytest.raises(DuplicateKeyError):
-        await store.db.benchmarks.insert_one({"slug": "code-interpreter-benchmark-general"})
+    [held] = await store.benchmarks_by_slugs(["code-interpreter-benchmark-general"])
+    with pytest.raises(AlreadyExists):
+        await store.insert("benchmarks", {**held, "name": "Another"})
+    [still] = await store.benchmarks_by_slugs(["code-interpreter-benchmark-general"])
+    assert still["name"] == held["name"]
 
 
 async def test_neighbourhood_comes_in_one_query_without_histories(store: Store) -> None:

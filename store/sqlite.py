@@ -1,0 +1,556 @@
+"""The embedded store: the same documents as on MongoDB, kept in SQLite in a data directory.
+
+One JSON document per benchmark (its leaderboard embedded; its history of reads in a column of
+its own, read only where it is shown), per model, lab, category, API key and site record. The
+fields that queries filter or sort on are copied into indexed columns, and a benchmark's model
+keys and a model's name and alias keys into side tables, on every write.
+
+Every call runs on one thread of its own with one connection, so the event loop never waits on
+the disk. WAL mode lets other processes (the CLI) read and write the same file while a server
+runs: each write is one transaction, and a write conditional on a revision is one UPDATE, so of
+two writers that read the same revision exactly one succeeds. `PRAGMA data_version` tells this
+process when another one has written.
+"""
+
+import asyncio
+import logging
+import sqlite3
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+from pathlib import Path
+from typing import Any, TypeVar
+
+import orjson
+
+from store.changes import DataVersion
+from store.documents import (
+    ApiKeyDoc,
+    BenchmarkDoc,
+    BudgetDoc,
+    CategoryCountDoc,
+    CategoryDoc,
+    LabDoc,
+    ModelDoc,
+    SiteFiguresDoc,
+)
+from store.queries import (
+    PROVENANCE_ID,
+    SITE_FIGURES_ID,
+    AlreadyExists,
+    BenchmarkFilter,
+    Neighbourhood,
+)
+
+log = logging.getLogger("almanac.store")
+
+T = TypeVar("T")
+
+DATABASE_FILE = "almanac.sqlite3"
+POLL_SECONDS = 0.5
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS benchmarks (
+    slug TEXT PRIMARY KEY,
+    revision INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    category TEXT NOT NULL,
+    family TEXT NOT NULL,
+    status TEXT NOT NULL,
+    kind TEXT,
+    lab TEXT,
+    doc BLOB NOT NULL,
+    history BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS benchmarks_category ON benchmarks (category);
+CREATE INDEX IF NOT EXISTS benchmarks_family ON benchmarks (family);
+CREATE INDEX IF NOT EXISTS benchmarks_lab ON benchmarks (lab);
+CREATE TABLE IF NOT EXISTS benchmark_models (
+    model_key TEXT NOT NULL,
+    slug TEXT NOT NULL REFERENCES benchmarks (slug) ON DELETE CASCADE,
+    PRIMARY KEY (model_key, slug)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS benchmark_models_slug ON benchmark_models (slug);
+CREATE TABLE IF NOT EXISTS models (
+    slug TEXT PRIMARY KEY,
+    revision INTEGER NOT NULL,
+    doc BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS model_keys (
+    key TEXT PRIMARY KEY,
+    slug TEXT NOT NULL REFERENCES models (slug) ON DELETE CASCADE
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS model_keys_slug ON model_keys (slug);
+CREATE TABLE IF NOT EXISTS labs (slug TEXT PRIMARY KEY, doc BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS categories (slug TEXT PRIMARY KEY, doc BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS api_keys (
+    key_id TEXT PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    created_at TEXT NOT NULL,
+    revoked_at TEXT,
+    doc BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS site (id TEXT PRIMARY KEY, doc BLOB NOT NULL);
+"""
+
+BENCHMARK_COLUMNS = "slug, revision, name, category, family, status, kind, lab, doc, history"
+SLUGGED = {"labs", "categories"}
+
+
+class SqliteStore:
+    """The almanac's documents in SQLite. Each public coroutine is one transaction."""
+
+    embedded = True
+
+    def __init__(self, data_dir: Path) -> None:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        self.path = data_dir / DATABASE_FILE
+        self.version = DataVersion(known=True)
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="almanac-sqlite")
+        self._connection = self._thread.submit(self._open).result()
+
+    def _open(self) -> sqlite3.Connection:
+        connection = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        connection.execute("PRAGMA journal_mode = WAL")
+        connection.execute("PRAGMA synchronous = NORMAL")  # durable at each checkpoint
+        connection.execute("PRAGMA busy_timeout = 10000")  # wait for another process's write
+        connection.execute("PRAGMA foreign_keys = ON")
+        connection.executescript(SCHEMA)
+        return connection
+
+    async def _run(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        return await asyncio.get_running_loop().run_in_executor(
+            self._thread, partial(work, self._connection)
+        )
+
+    async def _write(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """`work` in one transaction (taken at once, so writers queue rather than deadlock)."""
+
+        def transaction(connection: sqlite3.Connection) -> T:
+            connection.execute("BEGIN IMMEDIATE")
+            try:
+                outcome = work(connection)
+            except BaseException:
+                connection.execute("ROLLBACK")
+                raise
+            connection.execute("COMMIT")
+            return outcome
+
+        return await self._run(transaction)
+
+    async def close(self) -> None:
+        await self._run(lambda connection: connection.close())
+        self._thread.shutdown()
+
+    # Writes
+
+    async def replace(self, collection: str, key: dict[str, Any], doc: Any) -> str:
+        """Write a site record in place of the one under `key`; "created", "updated" or
+        "unchanged"."""
+        assert collection == "site"
+        ident, blob = key["_id"], _dumps({k: v for k, v in doc.items() if k != "_id"})
+
+        def write(connection: sqlite3.Connection) -> str:
+            held = connection.execute("SELECT doc FROM site WHERE id = ?", (ident,)).fetchone()
+            if held is not None and held[0] == blob:
+                return "unchanged"
+            connection.execute("INSERT OR REPLACE INTO site (id, doc) VALUES (?, ?)", (ident, blob))
+            return "updated" if held is not None else "created"
+
+        result = await self._write(write)
+        if result != "unchanged":
+            self.version.bump()
+        return result
+
+    async def insert(self, collection: str, doc: Any) -> None:
+        """Store a new document; `AlreadyExists` if its slug, key or name is taken."""
+        await self.insert_many(collection, [doc])
+
+    async def insert_many(self, collection: str, docs: Iterable[Any]) -> None:
+        """Store new documents in one transaction: all of them, or none."""
+        docs = list(docs)
+
+        def write(connection: sqlite3.Connection) -> None:
+            for doc in docs:
+                _insert(connection, collection, doc)
+
+        await self._write(write)
+        self.version.bump()
+
+    async def replace_at_revision(
+        self, collection: str, slug: str, revision: int, doc: Any
+    ) -> bool:
+        """Replace the document `slug` if it is still at `revision`; False if it moved on."""
+
+        def write(connection: sqlite3.Connection) -> bool:
+            found = connection.execute(
+                f"DELETE FROM {_table(collection)} WHERE slug = ? AND revision = ?",
+                (slug, revision),
+            )
+            if not found.rowcount:
+                return False
+            _insert(connection, collection, doc)
+            return True
+
+        written = await self._write(write)
+        if written:
+            self.version.bump()
+        return written
+
+    async def revoke_api_key(self, name: str, at: str) -> bool:
+        """Revoke the key called `name`; False if there is no such key still in force."""
+
+        def write(connection: sqlite3.Connection) -> bool:
+            row = connection.execute(
+                "SELECT doc FROM api_keys WHERE name = ? AND revoked_at IS NULL", (name,)
+            ).fetchone()
+            if row is None:
+                return False
+            doc = {**orjson.loads(row[0]), "revoked_at": at}
+            connection.execute(
+                "UPDATE api_keys SET revoked_at = ?, doc = ? WHERE name = ?",
+                (at, _dumps(doc), name),
+            )
+            return True
+
+        revoked = await self._write(write)
+        if revoked:
+            self.version.bump()
+        return revoked
+
+    async def set_api_key_budget(self, name: str, budget: BudgetDoc | None) -> bool:
+        """Give the key called `name` its own budget, or the configured one again (None)."""
+
+        def write(connection: sqlite3.Connection) -> bool:
+            row = connection.execute(
+                "SELECT doc FROM api_keys WHERE name = ? AND revoked_at IS NULL", (name,)
+            ).fetchone()
+            if row is None:
+                return False
+            doc = {k: v for k, v in orjson.loads(row[0]).items() if k != "budget"}
+            if budget is not None:
+                doc["budget"] = budget
+            connection.execute("UPDATE api_keys SET doc = ? WHERE name = ?", (_dumps(doc), name))
+            return True
+
+        return await self._write(write)
+
+    # Reads
+
+    async def ping(self) -> None:
+        await self._run(lambda connection: connection.execute("SELECT 1").fetchone())
+
+    async def documents_by_slugs(self, collection: str, slugs: list[str]) -> list[Any]:
+        if collection == "benchmarks":
+            return await self.benchmarks_by_slugs(slugs)
+        return await self._docs(f"SELECT doc FROM {_table(collection)} WHERE slug IN", slugs)
+
+    async def benchmarks_by_slugs(self, slugs: list[str]) -> list[BenchmarkDoc]:
+        return await self._benchmarks("slug IN", slugs, history=True)
+
+    async def benchmark_with_neighbourhood(
+        self, slug: str
+    ) -> tuple[BenchmarkDoc, Neighbourhood] | None:
+        """A benchmark with its family and category members, in one transaction."""
+
+        def read(connection: sqlite3.Connection) -> tuple[BenchmarkDoc, Neighbourhood] | None:
+            found = _benchmark_rows(connection, "slug IN", [slug], history=True)
+            if not found:
+                return None
+            doc = found[0]
+            family = _benchmark_rows(connection, "family IN", [doc["family"]])
+            category = _benchmark_rows(connection, "category IN", [doc["category"]["slug"]])
+            return doc, Neighbourhood(family=family, category=category)
+
+        return await self._run(read)
+
+    async def benchmarks_in_families_or_categories(
+        self, families: list[str], categories: list[str]
+    ) -> list[BenchmarkDoc]:
+        def read(connection: sqlite3.Connection) -> list[BenchmarkDoc]:
+            found = {
+                doc["slug"]: doc
+                for doc in _benchmark_rows(connection, "family IN", families)
+                + _benchmark_rows(connection, "category IN", categories)
+            }
+            return list(found.values())
+
+        return await self._run(read)
+
+    async def benchmarks_with_model_keys(self, keys: list[str]) -> list[BenchmarkDoc]:
+        where = "slug IN (SELECT slug FROM benchmark_models WHERE model_key IN"
+        return await self._benchmarks(where, keys, close=")")
+
+    async def benchmark_summaries(self, where: BenchmarkFilter) -> list[BenchmarkDoc]:
+        """Every benchmark matching the filter, without its results (for sorting and paging)."""
+        conditions, parameters = [], []
+        for column, value in (
+            ("category", where.category),
+            ("status", where.status),
+            ("kind", where.kind),
+            ("lab", where.lab),
+        ):
+            if value is not None:
+                conditions.append(f"{column} = ?")
+                parameters.append(value)
+        if where.name_contains:
+            conditions.append("instr(lower(name), lower(?)) > 0")
+            parameters.append(where.name_contains)
+        sql = "SELECT doc FROM benchmarks" + (
+            " WHERE " + " AND ".join(conditions) if conditions else ""
+        )
+
+        def read(connection: sqlite3.Connection) -> list[BenchmarkDoc]:
+            rows = connection.execute(sql, parameters).fetchall()
+            summaries = []
+            for (blob,) in rows:
+                doc = orjson.loads(blob)
+                doc.pop("entries", None)
+                doc.pop("model_card_reports", None)
+                summaries.append(doc)
+            return summaries
+
+        return await self._run(read)
+
+    async def categories(self) -> list[CategoryCountDoc]:
+        def read(connection: sqlite3.Connection) -> list[CategoryCountDoc]:
+            rows = connection.execute(
+                "SELECT category, count(*), min(doc) FROM benchmarks GROUP BY category "
+                "ORDER BY category"
+            ).fetchall()
+            return [
+                {
+                    "slug": slug,
+                    "name": orjson.loads(doc)["category"]["name"],
+                    "benchmark_count": count,
+                }
+                for slug, count, doc in rows
+            ]
+
+        return await self._run(read)
+
+    async def models_by_keys(self, keys: list[str]) -> list[ModelDoc]:
+        sql = "SELECT doc FROM models WHERE slug IN (SELECT slug FROM model_keys WHERE key IN"
+        return await self._docs(sql, keys, close=")")
+
+    async def models_by_slugs(self, slugs: list[str]) -> list[ModelDoc]:
+        return await self._docs("SELECT doc FROM models WHERE slug IN", slugs)
+
+    async def models(self) -> list[ModelDoc]:
+        """The whole curated list."""
+        return await self._docs("SELECT doc FROM models", None)
+
+    async def benchmarks(self) -> list[BenchmarkDoc]:
+        """Every benchmark, whole (for export), by slug."""
+
+        def read(connection: sqlite3.Connection) -> list[BenchmarkDoc]:
+            return _benchmark_rows(connection, None, None, history=True, order="ORDER BY slug")
+
+        return await self._run(read)
+
+    async def site_figures(self) -> SiteFiguresDoc:
+        doc = await self._site(SITE_FIGURES_ID)
+        return doc or {"launch_posts_read": 0, "labs_read": 0}  # type: ignore[return-value]
+
+    async def provenance(self) -> list[str]:
+        """Where the stored data comes from, one line per source."""
+        doc = await self._site(PROVENANCE_ID)
+        return list(doc["lines"]) if doc else []
+
+    async def labs(self) -> list[LabDoc]:
+        return await self._docs("SELECT doc FROM labs", None, order="ORDER BY slug")
+
+    async def known_categories(self) -> list[CategoryDoc]:
+        """The categories a benchmark may be filed under, with or without benchmarks yet."""
+        return await self._docs("SELECT doc FROM categories", None, order="ORDER BY slug")
+
+    async def api_key(self, key_id: str) -> ApiKeyDoc | None:
+        found: list[ApiKeyDoc] = await self._docs(
+            "SELECT doc FROM api_keys WHERE key_id IN", [key_id]
+        )
+        return found[0] if found else None
+
+    async def api_keys(self) -> list[ApiKeyDoc]:
+        return await self._docs("SELECT doc FROM api_keys", None, order="ORDER BY created_at")
+
+    async def is_empty(self) -> bool:
+        """Whether nothing was ever stored here (a new data directory)."""
+
+        def read(connection: sqlite3.Connection) -> bool:
+            tables = ("benchmarks", "models", "labs", "categories", "site", "api_keys")
+            return not any(
+                connection.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone() for table in tables
+            )
+
+        return await self._run(read)
+
+    async def dump(self) -> dict[str, list[Any]]:
+        """Every document of every collection, as stored (for checks that nothing changed)."""
+
+        def read(connection: sqlite3.Connection) -> dict[str, list[Any]]:
+            collections: dict[str, list[Any]] = {}
+            for table in ("api_keys", "categories", "labs", "models", "site"):
+                select = (
+                    "SELECT id, doc FROM site" if table == "site" else f"SELECT doc FROM {table}"
+                )
+                rows = connection.execute(select).fetchall()
+                collections[table] = [
+                    {"_id": row[0], **orjson.loads(row[1])}
+                    if table == "site"
+                    else orjson.loads(row[0])
+                    for row in rows
+                ]
+            collections["benchmarks"] = _benchmark_rows(connection, None, None, history=True)
+            return collections
+
+        return await self._run(read)
+
+    async def follow_changes(self) -> None:
+        """Bump the data version whenever another process writes, until cancelled."""
+        seen = await self._run(_data_version)
+        while True:
+            await asyncio.sleep(POLL_SECONDS)
+            now = await self._run(_data_version)
+            if now != seen:
+                seen = now
+                self.version.bump()
+
+    async def _docs(
+        self, sql: str, values: list[str] | None, close: str = "", order: str = ""
+    ) -> list[Any]:
+        def read(connection: sqlite3.Connection) -> list[Any]:
+            if values is None:
+                rows = connection.execute(f"{sql} {order}").fetchall()
+            else:
+                marks = ",".join("?" * len(values))
+                rows = connection.execute(f"{sql} ({marks}){close} {order}", values).fetchall()
+            return [orjson.loads(row[0]) for row in rows]
+
+        return await self._run(read)
+
+    async def _benchmarks(
+        self, where: str, values: list[str], *, history: bool = False, close: str = ""
+    ) -> list[BenchmarkDoc]:
+        def read(connection: sqlite3.Connection) -> list[BenchmarkDoc]:
+            return _benchmark_rows(connection, where, values, history=history, close=close)
+
+        return await self._run(read)
+
+    async def _site(self, ident: str) -> dict[str, Any] | None:
+        def read(connection: sqlite3.Connection) -> dict[str, Any] | None:
+            row = connection.execute("SELECT doc FROM site WHERE id = ?", (ident,)).fetchone()
+            return None if row is None else orjson.loads(row[0])
+
+        return await self._run(read)
+
+
+def _data_version(connection: sqlite3.Connection) -> int:
+    version: int = connection.execute("PRAGMA data_version").fetchone()[0]
+    return version
+
+
+def _benchmark_rows(
+    connection: sqlite3.Connection,
+    where: str | None,
+    values: list[str] | None,
+    *,
+    history: bool = False,
+    close: str = "",
+    order: str = "",
+) -> list[BenchmarkDoc]:
+    """Benchmarks matching `where` (`column IN` the values), with their history if asked."""
+    columns = "doc, history" if history else "doc"
+    sql = f"SELECT {columns} FROM benchmarks"
+    parameters: list[str] = []
+    if where is not None and values is not None:
+        if not values:
+            return []
+        sql += f" WHERE {where} ({','.join('?' * len(values))}){close}"
+        parameters = values
+    docs = []
+    for row in connection.execute(f"{sql} {order}", parameters).fetchall():
+        doc = orjson.loads(row[0])
+        if history:
+            doc["history"] = orjson.loads(row[1])
+        docs.append(doc)
+    return docs
+
+
+def _insert(connection: sqlite3.Connection, collection: str, doc: Any) -> None:
+    """Insert one document with its indexed columns and side-table keys."""
+    try:
+        if collection == "benchmarks":
+            _insert_benchmark(connection, doc)
+        elif collection == "models":
+            _insert_model(connection, doc)
+        elif collection == "api_keys":
+            connection.execute(
+                "INSERT INTO api_keys (key_id, name, created_at, revoked_at, doc) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (doc["key_id"], doc["name"], doc["created_at"], doc["revoked_at"], _dumps(doc)),
+            )
+        elif collection in SLUGGED:
+            connection.execute(
+                f"INSERT INTO {collection} (slug, doc) VALUES (?, ?)", (doc["slug"], _dumps(doc))
+            )
+        else:
+            raise ValueError(f"no collection named {collection!r}")
+    except sqlite3.IntegrityError as error:
+        raise AlreadyExists(_taken(collection, doc, str(error))) from error
+
+
+def _insert_benchmark(connection: sqlite3.Connection, doc: BenchmarkDoc) -> None:
+    stored = {k: v for k, v in doc.items() if k != "history"}
+    made_by = doc["made_by"]
+    connection.execute(
+        f"INSERT INTO benchmarks ({BENCHMARK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            doc["slug"],
+            doc["revision"],
+            doc["name"],
+            doc["category"]["slug"],
+            doc.get("family") or doc["parent"] or doc["slug"],
+            doc["status"],
+            doc["kind"],
+            None if made_by is None else made_by["slug"],
+            _dumps(stored),
+            _dumps(doc.get("history", [])),
+        ),
+    )
+    keys = {entry["model_key"] for entry in doc["entries"] if "model_key" in entry}
+    connection.executemany(
+        "INSERT INTO benchmark_models (model_key, slug) VALUES (?, ?)",
+        [(key, doc["slug"]) for key in keys],
+    )
+
+
+def _insert_model(connection: sqlite3.Connection, doc: ModelDoc) -> None:
+    connection.execute(
+        "INSERT INTO models (slug, revision, doc) VALUES (?, ?, ?)",
+        (doc["slug"], doc["revision"], _dumps(doc)),
+    )
+    connection.executemany(
+        "INSERT INTO model_keys (key, slug) VALUES (?, ?)",
+        [(key, doc["slug"]) for key in doc.get("keys", [])],
+    )
+
+
+def _taken(collection: str, doc: Any, message: str) -> dict[str, Any]:
+    """Which unique value was taken, as MongoDB names it: `{"slug": ...}`, `{"keys": ...}`."""
+    if "model_keys.key" in message:
+        return {"keys": doc.get("keys")}
+    if "api_keys.name" in message:
+        return {"name": doc["name"]}
+    if "api_keys.key_id" in message:
+        return {"key_id": doc["key_id"]}
+    return {"slug": doc.get("slug")}
+
+
+def _table(collection: str) -> str:
+    if collection not in ("benchmarks", "models", "labs", "categories", "api_keys"):
+        raise ValueError(f"no collection named {collection!r}")
+    return collection
+
+
+def _dumps(doc: Any) -> bytes:
+    return orjson.dumps(doc)
