@@ -1,0 +1,163 @@
+"""The embedded store keeps what it is given: across restarts, a killed import, and other
+processes writing beside a running server."""
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+from starlette.applications import Starlette
+
+from bench.synthetic import synthetic_almanac
+from server.app import ADMIN_KEY_FILE, create_app
+from server.settings import Settings
+from store.sqlite import SqliteStore
+
+ROOT = Path(__file__).parents[2]
+GENERAL = "code-interpreter-benchmark-general"
+DESCRIPTION = f'{{ benchmark(slug: "{GENERAL}") {{ description revision }} }}'
+
+
+@asynccontextmanager
+async def serving() -> AsyncIterator[httpx.AsyncClient]:
+    """The app on the configured data directory, started and stopped as Uvicorn would."""
+    app: Starlette = create_app(Settings())
+    transport = httpx.ASGITransport(app=app)
+    async with (
+        app.router.lifespan_context(app),
+        httpx.AsyncClient(transport=transport, base_url="http://almanac.test") as client,
+    ):
+        yield client
+
+
+async def test_writes_keys_and_history_survive_a_restart(data_dir: Path) -> None:
+    async with serving() as first:
+        key = (data_dir / ADMIN_KEY_FILE).read_text().strip()
+        update = """mutation { updateBenchmark(slug: "code-interpreter-benchmark-general",
+                    input: {description: "Kept."}) { revision } }"""
+        written = await first.post(
+            "/graphql", json={"query": update}, headers={"Authorization": f"Bearer {key}"}
+        )
+        assert "errors" not in written.json(), written.json()
+    async with serving() as second:
+        body = (await second.post("/graphql", json={"query": DESCRIPTION})).json()
+        assert body["data"]["benchmark"] == {"description": "Kept.", "revision": 3}
+        # The same admin key still works, and the bundled dataset was not loaded again.
+        assert (data_dir / ADMIN_KEY_FILE).read_text().strip() == key
+        again = await second.post(
+            "/graphql",
+            json={"query": update.replace("Kept.", "Kept again.")},
+            headers={"Authorization": f"Bearer {key}"},
+        )
+        assert again.json()["data"]["updateBenchmark"]["revision"] == 4
+
+
+def almanac(*args: str, data_dir: Path) -> subprocess.Popen[str]:
+    environment = {**os.environ, "ALMANAC_DATA_DIR": str(data_dir)}
+    environment.pop("ALMANAC_MONGODB_URI", None)
+    return subprocess.Popen(
+        [sys.executable, "-m", "server.cli", *args],
+        cwd=ROOT,
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def read_counts(data_dir: Path) -> list[tuple[str, int]]:
+    """Each stored benchmark with how many reads its history holds."""
+
+    async def read() -> list[tuple[str, int]]:
+        store = SqliteStore(data_dir)
+        try:
+            return [(doc["slug"], len(doc["history"])) for doc in await store.benchmarks()]
+        finally:
+            await store.close()
+
+    return asyncio.run(read())
+
+
+def test_a_killed_import_leaves_every_benchmark_whole_and_runs_again(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    dataset = synthetic_almanac(400, rows=30, reads=3)
+    file = tmp_path / "synthetic.json"
+    file.write_text(json.dumps(dataset))
+    importing = almanac("import", str(file), data_dir=data_dir)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+        if (data_dir / "almanac.sqlite3").exists() and len(read_counts(data_dir)) >= 20:
+            break
+    importing.send_signal(signal.SIGKILL)
+    importing.wait()
+    part = read_counts(data_dir)
+    assert 20 <= len(part) < 400, "the import was not stopped part way"
+    assert all(reads == 3 for _, reads in part), "a benchmark was written in part"
+
+    finished = almanac("import", str(file), data_dir=data_dir)
+    output, _ = finished.communicate(timeout=120)
+    assert finished.returncode == 0, output
+    # What was written before the kill is unchanged now; the rest of the benchmarks, and the
+    # provenance (written last), are created.
+    created = 400 - len(part) + 1
+    assert f"400 benchmarks, 1 site: {created} created, 0 updated" in output.splitlines()[-1]
+    whole = read_counts(data_dir)
+    assert len(whole) == 400
+    assert all(reads == 3 for _, reads in whole)
+
+
+async def test_a_cli_import_while_serving_is_seen_within_a_second(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    async with serving() as client:
+        before = (await client.post("/graphql", json={"query": DESCRIPTION})).json()
+        assert before["data"]["benchmark"]["revision"] == 2  # answered, and kept for reuse
+        csv = tmp_path / "read.csv"
+        csv.write_text(f"benchmark,read_on,model_name,score\n{GENERAL},2026-11-20,Qwen-14B,70\n")
+        importing = await asyncio.to_thread(
+            lambda: almanac("import", str(csv), data_dir=data_dir).communicate(timeout=60)
+        )
+        assert "1 updated" in importing[0], importing
+        written = time.monotonic()
+        while time.monotonic() - written < 1.0:
+            body = (await client.post("/graphql", json={"query": DESCRIPTION})).json()
+            if body["data"]["benchmark"]["revision"] == 3:
+                break
+            await asyncio.sleep(0.05)
+        assert body["data"]["benchmark"]["revision"] == 3
+        assert time.monotonic() - written < 1.0
+
+
+async def test_of_two_connections_writing_at_one_revision_exactly_one_wins(
+    data_dir: Path,
+) -> None:
+    async with serving():
+        pass  # seeds the data directory
+    server, cli = SqliteStore(data_dir), SqliteStore(data_dir)
+    try:
+        [doc] = await server.benchmarks_by_slugs([GENERAL])
+        changed: list[dict[str, Any]] = [
+            {**doc, "description": f"By {who}", "revision": doc["revision"] + 1}
+            for who in ("server", "cli")
+        ]
+        outcomes = await asyncio.gather(
+            server.replace_at_revision("benchmarks", GENERAL, doc["revision"], changed[0]),
+            cli.replace_at_revision("benchmarks", GENERAL, doc["revision"], changed[1]),
+        )
+        assert sorted(outcomes) == [False, True]
+        [now] = await cli.benchmarks_by_slugs([GENERAL])
+        assert now["description"] == ("By server" if outcomes[0] else "By cli")
+        assert now["revision"] == doc["revision"] + 1
+    finally:
+        await server.close()
+        await cli.close()
