@@ -141,6 +141,8 @@ def _exported_benchmark(doc: BenchmarkDoc) -> dict[str, Any]:
             "entries",
             "scores_refreshed_on",
             "family",
+            "retired",
+            "name_key",
             "history",
             "revision",
             "updated_by",

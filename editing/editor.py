@@ -28,7 +28,7 @@ from editing.inputs import BenchmarkFields, CategoryInput, LabInput, ModelFields
 from resolvers.history import same_entries
 from resolvers.tracking import model_key
 from store.documents import BenchmarkDoc, CategoryDoc, LabDoc, ModelDoc, ReadDoc
-from store.queries import AlreadyExists, BenchmarkFilter, Store
+from store.queries import AlreadyExists, Store
 
 RETRY_SECONDS = 5.0
 FIRST_PAUSE_SECONDS = 0.001
@@ -55,11 +55,10 @@ class Editor:
         return Stamp(by=self.by, at=self.clock())
 
     async def catalog(self) -> Catalog:
-        summaries = await self.store.benchmark_summaries(BenchmarkFilter())
         return Catalog(
             labs={lab["slug"]: lab for lab in await self.store.labs()},
             categories={c["slug"]: c for c in await self.store.known_categories()},
-            parents={doc["slug"]: doc["parent"] for doc in summaries},
+            parents=await self.store.benchmark_parents(),
         )
 
     async def create_benchmark(self, slug: str, fields: BenchmarkFields) -> BenchmarkDoc:

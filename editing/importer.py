@@ -32,7 +32,7 @@ from editing.inputs import (
     parse,
 )
 from store.documents import BenchmarkDoc, CategoryDoc, LabDoc, ModelDoc
-from store.queries import PROVENANCE_ID, SITE_FIGURES_ID, AlreadyExists, BenchmarkFilter, Store
+from store.queries import PROVENANCE_ID, SITE_FIGURES_ID, AlreadyExists, Store
 from store.seed import load_bundled_dataset
 
 Result = Literal["created", "updated", "unchanged", "rejected"]
@@ -189,13 +189,12 @@ async def _load_state(store: Store, dataset: Dataset) -> _State:
         for item in dataset.get("benchmarks", [])
         if isinstance(item, dict) and isinstance(item.get("slug"), str)
     ]
-    summaries = await store.benchmark_summaries(BenchmarkFilter())
     return _State(
         labs={lab["slug"]: lab for lab in await store.labs()},
         categories={c["slug"]: c for c in await store.known_categories()},
         models={model["slug"]: model for model in await store.models()},
         benchmarks={doc["slug"]: doc for doc in await store.benchmarks_by_slugs(slugs)},
-        parents={doc["slug"]: doc["parent"] for doc in summaries},
+        parents=await store.benchmark_parents(),
     )
 
 

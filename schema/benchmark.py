@@ -1,6 +1,7 @@
 """The Benchmark type: stored data, and the almanac's rules computed over it."""
 
 from collections.abc import Iterable
+from dataclasses import replace
 from enum import Enum
 from functools import cached_property
 from typing import Self, TypeVar
@@ -21,10 +22,13 @@ from schema.node import SlugNode
 from schema.pagination import Connection, SliceArgument, connection, page, slice_size
 from schema.revision import Revised
 from store.documents import BenchmarkDoc, CategoryCountDoc, Date, ReadDoc, YearMonth
-from store.queries import Neighbourhood
+from store.queries import Neighbourhood, NeighbourhoodRequest
 
 E = TypeVar("E", bound=Enum)
 
+# Siblings read with a benchmark's neighbourhood: a page of them (20, the default `first`) needs
+# no query of its own.
+SIBLINGS_WITH_A_BENCHMARK = 20
 DEFAULT_LEADERBOARD_ROWS = 100
 DEFAULT_SCORE_POINTS = 100
 
@@ -287,9 +291,9 @@ class Benchmark(SlugNode, Revised):
 
     @strawberry.field(description="The category it belongs to.")
     async def category(self, info: strawberry.Info[Context]) -> Category:
-        members = (await self._neighbourhood(info)).category
+        count = (await self._neighbourhood(info)).category_count
         category = self.doc["category"]
-        return Category(slug=category["slug"], name=category["name"], benchmark_count=len(members))
+        return Category(slug=category["slug"], name=category["name"], benchmark_count=count)
 
     @strawberry.field(
         description=(
@@ -301,12 +305,17 @@ class Benchmark(SlugNode, Revised):
         self, info: strawberry.Info[Context], first: int = 20, after: str | None = None
     ) -> Connection["Benchmark"]:
         at = page(first, after)
-        members = (await self._neighbourhood(info)).category
-        ordered = family_rules.siblings(self.doc, members)
+        around = await self._neighbourhood(info)
+        held = around.request.siblings_limit
+        if at.offset + at.size <= held or around.sibling_count <= held:
+            found = at.of(around.siblings)  # among the siblings that came with the benchmark
+        else:
+            wanted = replace(around.request, siblings_offset=at.offset, siblings_limit=at.size)
+            found = (await info.context.loaders.neighbourhood.load(wanted)).siblings
         return connection(
-            await benchmarks_from_docs(info.context, at.of(ordered)),
+            await benchmarks_from_docs(info.context, found),
             at=at,
-            total_count=len(ordered),
+            total_count=around.sibling_count,
         )
 
     async def _history(self, info: strawberry.Info[Context]) -> list[ReadDoc]:
@@ -318,8 +327,12 @@ class Benchmark(SlugNode, Revised):
 
     async def _neighbourhood(self, info: strawberry.Info[Context]) -> Neighbourhood:
         if self.neighbourhood is None:
-            key = (self.doc["parent"] or self.doc["slug"], self.doc["category"]["slug"])
-            self.neighbourhood = await info.context.loaders.neighbourhood.load(key)
+            request = NeighbourhoodRequest(
+                family=family_rules.family_root(self.doc),
+                category=self.doc["category"]["slug"],
+                siblings_limit=SIBLINGS_WITH_A_BENCHMARK,
+            )
+            self.neighbourhood = await info.context.loaders.neighbourhood.load(request)
         return self.neighbourhood
 
 

@@ -10,9 +10,7 @@ from strawberry.dataloader import DataLoader
 from limits.budgets import BucketPolicy
 from resolvers.tracking import index_by_key, model_key
 from store.documents import BenchmarkDoc, EntryDoc, ModelDoc
-from store.queries import Neighbourhood, Store
-
-FamilyAndCategory = tuple[str, str]
+from store.queries import Neighbourhood, NeighbourhoodRequest, Store
 
 
 @dataclass
@@ -23,7 +21,7 @@ class Loaders:
     benchmark_by_slug: DataLoader[str, BenchmarkDoc | None] = field(init=False)
     model_by_key: DataLoader[str, ModelDoc | None] = field(init=False)
     model_by_slug: DataLoader[str, ModelDoc | None] = field(init=False)
-    neighbourhood: DataLoader[FamilyAndCategory, Neighbourhood] = field(init=False)
+    neighbourhood: DataLoader[NeighbourhoodRequest, Neighbourhood] = field(init=False)
     benchmarks_by_model_key: DataLoader[str, list[BenchmarkDoc]] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -45,17 +43,8 @@ class Loaders:
         found = {doc["slug"]: doc for doc in await self.store.models_by_slugs(slugs)}
         return [found.get(slug) for slug in slugs]
 
-    async def _neighbourhoods(self, keys: list[FamilyAndCategory]) -> list[Neighbourhood]:
-        docs = await self.store.benchmarks_in_families_or_categories(
-            [family for family, _ in keys], [category for _, category in keys]
-        )
-        return [
-            Neighbourhood(
-                family=[doc for doc in docs if doc.get("family") == family],
-                category=[doc for doc in docs if doc["category"]["slug"] == category],
-            )
-            for family, category in keys
-        ]
+    async def _neighbourhoods(self, requests: list[NeighbourhoodRequest]) -> list[Neighbourhood]:
+        return await self.store.neighbourhoods(requests)
 
     async def _benchmarks_by_model_key(self, keys: list[str]) -> list[list[BenchmarkDoc]]:
         docs = await self.store.benchmarks_with_model_keys(keys)

@@ -3,8 +3,13 @@
 import strawberry
 from strawberry import relay
 
-from resolvers.catalog import BenchmarkOrder, sort_benchmarks, sort_models
-from schema.benchmark import Benchmark, Category, benchmarks_from_docs
+from resolvers.catalog import BenchmarkOrder, sort_models
+from schema.benchmark import (
+    SIBLINGS_WITH_A_BENCHMARK,
+    Benchmark,
+    Category,
+    benchmarks_from_docs,
+)
 from schema.context import Context
 from schema.enums import Kind, Status
 from schema.errors import BadUserInput, shown
@@ -53,14 +58,14 @@ class Query:
     @strawberry.field(description="A benchmark by its slug; null if there is none.")
     async def benchmark(self, info: strawberry.Info[Context], slug: str) -> Benchmark | None:
         context = info.context
-        found = await context.store.benchmark_with_neighbourhood(slug)
+        found = await context.store.benchmark_with_neighbourhood(slug, SIBLINGS_WITH_A_BENCHMARK)
         if found is None:
             return None
         doc, neighbourhood = found
         # One load of tracked models for everything the page can show: its own rows and
-        # those of its parent, tracks and siblings, which come with it.
+        # those of its parent, tracks and first siblings, which come with it.
         tracked = await context.loaders.tracked_models(
-            [doc, *neighbourhood.family, *neighbourhood.category]
+            [doc, *neighbourhood.family, *neighbourhood.siblings]
         )
         return Benchmark.from_doc(doc, tracked, neighbourhood)
 
@@ -75,11 +80,11 @@ class Query:
     ) -> Connection[Benchmark]:
         at = page(first, after)
         where = filter.to_store_filter() if filter else BenchmarkFilter()
-        summaries = sort_benchmarks(await info.context.store.benchmark_summaries(where), order_by)
-        slugs = [summary["slug"] for summary in at.of(summaries)]
-        docs = await info.context.loaders.benchmark_by_slug.load_many(slugs)
-        nodes = await benchmarks_from_docs(info.context, [doc for doc in docs if doc is not None])
-        return connection(nodes, at=at, total_count=len(summaries))
+        docs, total = await info.context.store.benchmark_page(
+            where, order_by.value, at.offset, at.size
+        )
+        nodes = await benchmarks_from_docs(info.context, docs)
+        return connection(nodes, at=at, total_count=total)
 
     @strawberry.field(description="Every category, by slug, with how many benchmarks it holds.")
     async def categories(self, info: strawberry.Info[Context]) -> list[Category]:

@@ -19,6 +19,9 @@ def with_benchmark_keys(doc: BenchmarkDoc) -> BenchmarkDoc:
     return {
         **doc,
         "family": doc["parent"] or doc["slug"],
+        # What the catalog and siblings are ordered by: in use first, then names ignoring case.
+        "retired": 0 if doc["status"] == "IN_USE" else 1,
+        "name_key": doc["name"].casefold(),
         "entries": entries,
         "scores_refreshed_on": latest["read_on"] if latest else None,
     }

@@ -98,6 +98,9 @@ class BenchmarkDoc(TypedDict):
     # Slug of the family's root (the parent, or the benchmark itself), kept by the store
     # so a benchmark's parent and tracks come back with it in one query.
     family: NotRequired[str]
+    # What catalogs and siblings are ordered by: 0 in use, 1 not; the name, case folded.
+    retired: NotRequired[int]
+    name_key: NotRequired[str]
 
 
 class ModelDoc(TypedDict):

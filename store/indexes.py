@@ -6,9 +6,23 @@ from pymongo import ASCENDING, DESCENDING, IndexModel
 
 BENCHMARK_INDEXES = [
     IndexModel([("slug", ASCENDING)], unique=True, name="slug_unique"),
+    # A category's siblings in their order; the catalog in each of its orders.
     IndexModel(
-        [("category.slug", ASCENDING), ("prominence", DESCENDING)], name="category_prominence"
+        [
+            ("category.slug", ASCENDING),
+            ("retired", ASCENDING),
+            ("prominence", DESCENDING),
+            ("name_key", ASCENDING),
+            ("slug", ASCENDING),
+        ],
+        name="category_siblings",
     ),
+    IndexModel(
+        [("retired", ASCENDING), ("prominence", DESCENDING), ("name_key", ASCENDING)],
+        name="by_prominence",
+    ),
+    IndexModel([("name_key", ASCENDING), ("slug", ASCENDING)], name="by_name"),
+    IndexModel([("released_on", DESCENDING), ("name_key", ASCENDING)], name="by_release"),
     IndexModel([("family", ASCENDING)], name="family"),
     IndexModel([("entries.model_key", ASCENDING)], name="entry_model_key"),
     IndexModel([("made_by.slug", ASCENDING)], name="lab"),

@@ -22,10 +22,17 @@ from store.queries import (
     AlreadyExists,
     BenchmarkFilter,
     Neighbourhood,
+    NeighbourhoodRequest,
+    Order,
 )
 
-# The fields a catalog listing sorts and filters on: everything but the embedded results.
-SUMMARY_PROJECTION = {"_id": 0, "entries": 0, "model_card_reports": 0, "history": 0}
+# The orders of a catalog (store.queries.Order), on fields the store keeps (store.derived).
+ORDERS: dict[str, list[tuple[str, int]]] = {
+    "prominence": [("retired", 1), ("prominence", -1), ("name_key", 1), ("slug", 1)],
+    "name": [("name_key", 1), ("slug", 1)],
+    # Descending puts the benchmarks of unknown release (null) last.
+    "newest_release": [("released_on", -1), ("name_key", 1), ("slug", 1)],
+}
 NO_ID = {"_id": 0}
 WITHOUT_HISTORY = {"_id": 0, "history": 0}
 
@@ -96,39 +103,87 @@ class MongoStore:
         return await self._by_slugs("benchmarks", slugs)
 
     async def benchmark_with_neighbourhood(
-        self, slug: str
+        self, slug: str, siblings: int
     ) -> tuple[BenchmarkDoc, Neighbourhood] | None:
-        """A benchmark with its family and category members, in one query."""
-        pipeline = [
-            {"$match": {"slug": slug}},
-            {"$project": NO_ID},
-            {"$lookup": _lookup("family", "family_members")},
-            {"$lookup": _lookup("category.slug", "category_members")},
-            # The neighbours' histories are not shown on the page; leave them in the database.
-            {"$project": {"family_members.history": 0, "category_members.history": 0}},
-        ]
-        found = await self.db.benchmarks.aggregate(pipeline).to_list(None)
-        if not found:
+        """A benchmark, whole, with its neighbourhood and its first `siblings` siblings."""
+        doc: BenchmarkDoc | None = await self.db.benchmarks.find_one({"slug": slug}, NO_ID)
+        if doc is None:
             return None
-        doc = found[0]
-        family = [_without_id(member) for member in doc.pop("family_members")]
-        category = [_without_id(member) for member in doc.pop("category_members")]
-        return doc, Neighbourhood(family=family, category=category)
+        request = NeighbourhoodRequest(
+            family=doc["parent"] or doc["slug"],
+            category=doc["category"]["slug"],
+            siblings_limit=siblings,
+        )
+        return doc, (await self._neighbourhoods([request]))[0]
 
-    async def benchmarks_in_families_or_categories(
-        self, families: list[str], categories: list[str]
-    ) -> list[BenchmarkDoc]:
-        query = {"$or": [{"family": {"$in": families}}, {"category.slug": {"$in": categories}}]}
-        return list(await self.db.benchmarks.find(query, WITHOUT_HISTORY).to_list(None))
+    async def neighbourhoods(self, requests: list[NeighbourhoodRequest]) -> list[Neighbourhood]:
+        return await self._neighbourhoods(requests)
+
+    async def _neighbourhoods(self, requests: list[NeighbourhoodRequest]) -> list[Neighbourhood]:
+        """Families in one query, category sizes in another, then each slice of siblings: an
+        indexed query each (a `$facet` would be one round trip, but could use no index)."""
+        families = list({request.family for request in requests})
+        categories = list({request.category for request in requests})
+        members = await self.db.benchmarks.find(
+            {"family": {"$in": families}}, WITHOUT_HISTORY
+        ).to_list(None)
+        sizes = {
+            group["_id"]: group["count"]
+            for group in await self.db.benchmarks.aggregate(
+                [
+                    {"$match": {"category.slug": {"$in": categories}}},
+                    {"$group": {"_id": "$category.slug", "count": {"$sum": 1}}},
+                ]
+            ).to_list(None)
+        }
+        found = []
+        for request in requests:
+            family = [doc for doc in members if doc["family"] == request.family]
+            in_category = sum(1 for doc in family if doc["category"]["slug"] == request.category)
+            cursor = (
+                self.db.benchmarks.find(
+                    {"category.slug": request.category, "family": {"$ne": request.family}},
+                    WITHOUT_HISTORY,
+                )
+                .sort(ORDERS["prominence"])
+                .skip(request.siblings_offset)
+                .limit(request.siblings_limit)
+            )
+            found.append(
+                Neighbourhood(
+                    request=request,
+                    family=family,
+                    category_count=sizes.get(request.category, 0),
+                    siblings=await cursor.to_list(None) if request.siblings_limit else [],
+                    sibling_count=sizes.get(request.category, 0) - in_category,
+                )
+            )
+        return found
 
     async def benchmarks_with_model_keys(self, keys: list[str]) -> list[BenchmarkDoc]:
         cursor = self.db.benchmarks.find({"entries.model_key": {"$in": keys}}, WITHOUT_HISTORY)
         return list(await cursor.to_list(None))
 
-    async def benchmark_summaries(self, where: BenchmarkFilter) -> list[BenchmarkDoc]:
-        """Every benchmark matching the filter, without its results (for sorting and paging)."""
-        cursor = self.db.benchmarks.find(_filter_query(where), SUMMARY_PROJECTION)
-        return list(await cursor.to_list(None))
+    async def benchmark_page(
+        self, where: BenchmarkFilter, order: Order, offset: int, limit: int
+    ) -> tuple[list[BenchmarkDoc], int]:
+        """A page of the catalog, in `order`, and how many benchmarks match in all."""
+        query = _filter_query(where)
+        total = await self.db.benchmarks.count_documents(query)
+        if limit == 0:  # MongoDB reads limit(0) as no limit at all
+            return [], total
+        cursor = (
+            self.db.benchmarks.find(query, WITHOUT_HISTORY)
+            .sort(ORDERS[order])
+            .skip(offset)
+            .limit(limit)
+        )
+        return await cursor.to_list(None), total
+
+    async def benchmark_parents(self) -> dict[str, str | None]:
+        """Every benchmark's parent (None for none), by slug."""
+        cursor = self.db.benchmarks.find({}, {"_id": 0, "slug": 1, "parent": 1})
+        return {doc["slug"]: doc["parent"] for doc in await cursor.to_list(None)}
 
     async def categories(self) -> list[CategoryCountDoc]:
         pipeline = [
@@ -242,10 +297,6 @@ def _taken(error: BulkWriteError) -> dict[str, Any]:
     errors = (error.details or {}).get("writeErrors") or [{}]
     taken: dict[str, Any] = errors[0].get("keyValue") or {}
     return taken
-
-
-def _lookup(field: str, into: str) -> dict[str, str]:
-    return {"from": "benchmarks", "localField": field, "foreignField": field, "as": into}
 
 
 def _without_id(doc: dict[str, Any]) -> Any:

@@ -5,7 +5,7 @@ production) and `store.sqlite.SqliteStore` (SQLite in a data directory: the defa
 """
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from store.changes import DataVersion
 from store.documents import (
@@ -41,11 +41,31 @@ class BenchmarkFilter:
 
 
 @dataclass(frozen=True)
-class Neighbourhood:
-    """The benchmarks shown around a benchmark: its family and its category's members."""
+class NeighbourhoodRequest:
+    """The benchmarks around one: its family, and a slice of its siblings in the category."""
 
+    family: str  # the family's root: the parent's slug, or the benchmark's own
+    category: str
+    siblings_offset: int = 0
+    siblings_limit: int = 20
+
+
+@dataclass(frozen=True)
+class Neighbourhood:
+    """The benchmarks shown around a benchmark: its family (parent and tracks), how many its
+    category holds, and a slice of its siblings: the category's other benchmarks, outside the
+    family, in use first, then by prominence (higher first), name and slug."""
+
+    request: NeighbourhoodRequest
     family: list[BenchmarkDoc]
-    category: list[BenchmarkDoc]
+    category_count: int
+    siblings: list[BenchmarkDoc]
+    sibling_count: int
+
+
+Order = Literal["prominence", "name", "newest_release"]
+"""A catalog's order, each ending with the name and slug so that it is total:
+prominence (in use first, then higher prominence), name, or newest release (unknown last)."""
 
 
 class Store(Protocol):
@@ -64,13 +84,14 @@ class Store(Protocol):
     async def documents_by_slugs(self, collection: str, slugs: list[str]) -> list[Any]: ...
     async def benchmarks_by_slugs(self, slugs: list[str]) -> list[BenchmarkDoc]: ...
     async def benchmark_with_neighbourhood(
-        self, slug: str
+        self, slug: str, siblings: int
     ) -> tuple[BenchmarkDoc, Neighbourhood] | None: ...
-    async def benchmarks_in_families_or_categories(
-        self, families: list[str], categories: list[str]
-    ) -> list[BenchmarkDoc]: ...
+    async def neighbourhoods(self, requests: list[NeighbourhoodRequest]) -> list[Neighbourhood]: ...
     async def benchmarks_with_model_keys(self, keys: list[str]) -> list[BenchmarkDoc]: ...
-    async def benchmark_summaries(self, where: BenchmarkFilter) -> list[BenchmarkDoc]: ...
+    async def benchmark_page(
+        self, where: BenchmarkFilter, order: Order, offset: int, limit: int
+    ) -> tuple[list[BenchmarkDoc], int]: ...
+    async def benchmark_parents(self) -> dict[str, str | None]: ...
     async def categories(self) -> list[CategoryCountDoc]: ...
     async def models_by_keys(self, keys: list[str]) -> list[ModelDoc]: ...
     async def models_by_slugs(self, slugs: list[str]) -> list[ModelDoc]: ...

@@ -40,6 +40,8 @@ from store.queries import (
     AlreadyExists,
     BenchmarkFilter,
     Neighbourhood,
+    NeighbourhoodRequest,
+    Order,
 )
 
 log = logging.getLogger("almanac.store")
@@ -54,17 +56,26 @@ CREATE TABLE IF NOT EXISTS benchmarks (
     slug TEXT PRIMARY KEY,
     revision INTEGER NOT NULL,
     name TEXT NOT NULL,
+    name_key TEXT NOT NULL,           -- the name, case folded: the order of names
     category TEXT NOT NULL,
-    family TEXT NOT NULL,
+    family TEXT NOT NULL,             -- the parent's slug, or the benchmark's own
     status TEXT NOT NULL,
+    retired INTEGER NOT NULL,         -- 0 in use, 1 not: in use first
+    prominence INTEGER NOT NULL,
+    released_on TEXT,
     kind TEXT,
     lab TEXT,
     doc BLOB NOT NULL,
     history BLOB NOT NULL
 );
-CREATE INDEX IF NOT EXISTS benchmarks_category ON benchmarks (category);
-CREATE INDEX IF NOT EXISTS benchmarks_family ON benchmarks (family);
-CREATE INDEX IF NOT EXISTS benchmarks_lab ON benchmarks (lab);
+CREATE INDEX IF NOT EXISTS benchmarks_by_prominence
+    ON benchmarks (retired, prominence DESC, name_key, slug);
+CREATE INDEX IF NOT EXISTS benchmarks_by_name ON benchmarks (name_key, slug);
+CREATE INDEX IF NOT EXISTS benchmarks_by_release ON benchmarks (released_on DESC, name_key, slug);
+CREATE INDEX IF NOT EXISTS benchmarks_in_category
+    ON benchmarks (category, retired, prominence DESC, name_key, slug);
+CREATE INDEX IF NOT EXISTS benchmarks_in_family ON benchmarks (family);
+CREATE INDEX IF NOT EXISTS benchmarks_by_lab ON benchmarks (lab);
 CREATE TABLE IF NOT EXISTS benchmark_models (
     model_key TEXT NOT NULL,
     slug TEXT NOT NULL REFERENCES benchmarks (slug) ON DELETE CASCADE,
@@ -93,7 +104,18 @@ CREATE TABLE IF NOT EXISTS api_keys (
 CREATE TABLE IF NOT EXISTS site (id TEXT PRIMARY KEY, doc BLOB NOT NULL);
 """
 
-BENCHMARK_COLUMNS = "slug, revision, name, category, family, status, kind, lab, doc, history"
+SCHEMA_VERSION = 1
+BENCHMARK_COLUMNS = (
+    "slug, revision, name, name_key, category, family, status, retired, prominence, released_on, "
+    "kind, lab, doc, history"
+)
+# The orders of a catalog, each ending with name and slug so that it is total (store.queries).
+ORDERS = {
+    "prominence": "retired, prominence DESC, name_key, slug",
+    "name": "name_key, slug",
+    "newest_release": "released_on IS NULL, released_on DESC, name_key, slug",
+}
+IN_USE = "IN_USE"
 SLUGGED = {"labs", "categories"}
 
 
@@ -115,7 +137,15 @@ class SqliteStore:
         connection.execute("PRAGMA synchronous = NORMAL")  # durable at each checkpoint
         connection.execute("PRAGMA busy_timeout = 10000")  # wait for another process's write
         connection.execute("PRAGMA foreign_keys = ON")
+        version = connection.execute("PRAGMA user_version").fetchone()[0]
+        made = connection.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone() is not None
+        if made and version != SCHEMA_VERSION:
+            raise RuntimeError(
+                f"{self.path} was made by another version of the API (schema {version}, this one "
+                f"reads {SCHEMA_VERSION}): export it with that version, then import it here."
+            )
         connection.executescript(SCHEMA)
+        connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         return connection
 
     async def _run(self, work: Callable[[sqlite3.Connection], T]) -> T:
@@ -249,31 +279,27 @@ class SqliteStore:
         return await self._benchmarks("slug IN", slugs, history=True)
 
     async def benchmark_with_neighbourhood(
-        self, slug: str
+        self, slug: str, siblings: int
     ) -> tuple[BenchmarkDoc, Neighbourhood] | None:
-        """A benchmark with its family and category members, in one transaction."""
+        """A benchmark, whole, with its neighbourhood and its first `siblings` siblings."""
 
         def read(connection: sqlite3.Connection) -> tuple[BenchmarkDoc, Neighbourhood] | None:
             found = _benchmark_rows(connection, "slug IN", [slug], history=True)
             if not found:
                 return None
             doc = found[0]
-            family = _benchmark_rows(connection, "family IN", [doc["family"]])
-            category = _benchmark_rows(connection, "category IN", [doc["category"]["slug"]])
-            return doc, Neighbourhood(family=family, category=category)
+            request = NeighbourhoodRequest(
+                family=doc["parent"] or doc["slug"],
+                category=doc["category"]["slug"],
+                siblings_limit=siblings,
+            )
+            return doc, _neighbourhood(connection, request)
 
         return await self._run(read)
 
-    async def benchmarks_in_families_or_categories(
-        self, families: list[str], categories: list[str]
-    ) -> list[BenchmarkDoc]:
-        def read(connection: sqlite3.Connection) -> list[BenchmarkDoc]:
-            found = {
-                doc["slug"]: doc
-                for doc in _benchmark_rows(connection, "family IN", families)
-                + _benchmark_rows(connection, "category IN", categories)
-            }
-            return list(found.values())
+    async def neighbourhoods(self, requests: list[NeighbourhoodRequest]) -> list[Neighbourhood]:
+        def read(connection: sqlite3.Connection) -> list[Neighbourhood]:
+            return [_neighbourhood(connection, request) for request in requests]
 
         return await self._run(read)
 
@@ -281,8 +307,10 @@ class SqliteStore:
         where = "slug IN (SELECT slug FROM benchmark_models WHERE model_key IN"
         return await self._benchmarks(where, keys, close=")")
 
-    async def benchmark_summaries(self, where: BenchmarkFilter) -> list[BenchmarkDoc]:
-        """Every benchmark matching the filter, without its results (for sorting and paging)."""
+    async def benchmark_page(
+        self, where: BenchmarkFilter, order: Order, offset: int, limit: int
+    ) -> tuple[list[BenchmarkDoc], int]:
+        """A page of the catalog, in `order`, and how many benchmarks match in all."""
         conditions, parameters = [], []
         for column, value in (
             ("category", where.category),
@@ -294,21 +322,28 @@ class SqliteStore:
                 conditions.append(f"{column} = ?")
                 parameters.append(value)
         if where.name_contains:
-            conditions.append("instr(lower(name), lower(?)) > 0")
-            parameters.append(where.name_contains)
-        sql = "SELECT doc FROM benchmarks" + (
-            " WHERE " + " AND ".join(conditions) if conditions else ""
-        )
+            conditions.append("instr(name_key, ?) > 0")
+            parameters.append(where.name_contains.casefold())
+        matching = " WHERE " + " AND ".join(conditions) if conditions else ""
 
-        def read(connection: sqlite3.Connection) -> list[BenchmarkDoc]:
-            rows = connection.execute(sql, parameters).fetchall()
-            summaries = []
-            for (blob,) in rows:
-                doc = orjson.loads(blob)
-                doc.pop("entries", None)
-                doc.pop("model_card_reports", None)
-                summaries.append(doc)
-            return summaries
+        def read(connection: sqlite3.Connection) -> tuple[list[BenchmarkDoc], int]:
+            total = connection.execute(
+                f"SELECT count(*) FROM benchmarks{matching}", parameters
+            ).fetchone()[0]
+            rows = connection.execute(
+                f"SELECT doc FROM benchmarks{matching} ORDER BY {ORDERS[order]} LIMIT ? OFFSET ?",
+                [*parameters, limit, offset],
+            ).fetchall()
+            return [orjson.loads(blob) for (blob,) in rows], total
+
+        return await self._run(read)
+
+    async def benchmark_parents(self) -> dict[str, str | None]:
+        """Every benchmark's parent (None for none), by slug."""
+
+        def read(connection: sqlite3.Connection) -> dict[str, str | None]:
+            rows = connection.execute("SELECT slug, family FROM benchmarks").fetchall()
+            return {slug: None if family == slug else family for slug, family in rows}
 
         return await self._run(read)
 
@@ -476,6 +511,29 @@ def _benchmark_rows(
     return docs
 
 
+def _neighbourhood(connection: sqlite3.Connection, request: NeighbourhoodRequest) -> Neighbourhood:
+    """Four indexed queries: the family, the category's size, a slice of siblings, their count."""
+    family = _benchmark_rows(connection, "family IN", [request.family])
+    category_count = connection.execute(
+        "SELECT count(*) FROM benchmarks WHERE category = ?", (request.category,)
+    ).fetchone()[0]
+    others = "FROM benchmarks WHERE category = ? AND family != ?"
+    sibling_count = connection.execute(
+        f"SELECT count(*) {others}", (request.category, request.family)
+    ).fetchone()[0]
+    rows = connection.execute(
+        f"SELECT doc {others} ORDER BY {ORDERS['prominence']} LIMIT ? OFFSET ?",
+        (request.category, request.family, request.siblings_limit, request.siblings_offset),
+    ).fetchall()
+    return Neighbourhood(
+        request=request,
+        family=family,
+        category_count=category_count,
+        siblings=[orjson.loads(blob) for (blob,) in rows],
+        sibling_count=sibling_count,
+    )
+
+
 def _insert(connection: sqlite3.Connection, collection: str, doc: Any) -> None:
     """Insert one document with its indexed columns and side-table keys."""
     try:
@@ -503,14 +561,19 @@ def _insert_benchmark(connection: sqlite3.Connection, doc: BenchmarkDoc) -> None
     stored = {k: v for k, v in doc.items() if k != "history"}
     made_by = doc["made_by"]
     connection.execute(
-        f"INSERT INTO benchmarks ({BENCHMARK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        f"INSERT INTO benchmarks ({BENCHMARK_COLUMNS}) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             doc["slug"],
             doc["revision"],
             doc["name"],
+            doc["name"].casefold(),
             doc["category"]["slug"],
-            doc.get("family") or doc["parent"] or doc["slug"],
+            doc["parent"] or doc["slug"],
             doc["status"],
+            0 if doc["status"] == IN_USE else 1,
+            doc["prominence"],
+            doc["released_on"],
             doc["kind"],
             None if made_by is None else made_by["slug"],
             _dumps(stored),

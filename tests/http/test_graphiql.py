@@ -5,6 +5,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -68,7 +69,8 @@ def server_url() -> Iterator[str]:
         *(sys.executable, "-m", "uvicorn", "server.app:app_from_environment", "--factory"),
         *("--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"),
     ]
-    process = subprocess.Popen(command, cwd=ROOT)
+    data = tempfile.mkdtemp(prefix="almanac-data-")
+    process = subprocess.Popen(command, cwd=ROOT, env={**os.environ, "ALMANAC_DATA_DIR": data})
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 30

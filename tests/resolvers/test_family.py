@@ -1,9 +1,8 @@
-"""Rule 9 and the family: parent, tracks, and siblings in their default order."""
+"""The family: parent and tracks (siblings and orders are the store's: tests/store)."""
 
 from typing import Any
 
-from resolvers.catalog import BenchmarkOrder, sort_benchmarks
-from resolvers.family import family, siblings
+from resolvers.family import family
 from store.documents import BenchmarkDoc
 
 
@@ -44,22 +43,3 @@ def test_a_standalone_benchmark_has_no_family() -> None:
     alone = benchmark("alone")
     assert family(alone, [alone]) == family(alone, [])
     assert family(alone, [alone]).tracks == []
-
-
-def test_siblings_leave_out_the_family_and_put_in_use_first() -> None:
-    retired = benchmark("old", status="RETIRED", prominence=9)
-    prominent = benchmark("famous", prominence=5)
-    plain_b = benchmark("b-bench", name="B bench")
-    plain_a = benchmark("a-bench", name="a bench")
-    members = [*FAMILY, retired, plain_b, prominent, plain_a]
-    assert siblings(GENERAL, members) == [prominent, plain_a, plain_b, retired]
-    assert siblings(PARENT, members) == siblings(GENERAL, members)
-    assert GENERAL in siblings(benchmark("other"), members)
-
-
-def test_orders_are_total() -> None:
-    a = benchmark("a", name="Same", released_on="2024-01")
-    b = benchmark("b", name="Same", released_on="2025-06")
-    c = benchmark("c", name="Other")
-    assert sort_benchmarks([b, a, c], BenchmarkOrder.NAME) == [c, a, b]
-    assert sort_benchmarks([a, c, b], BenchmarkOrder.NEWEST_RELEASE) == [b, a, c]

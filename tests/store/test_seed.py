@@ -52,15 +52,16 @@ async def test_slugs_are_unique(store: Store) -> None:
     assert still["name"] == held["name"]
 
 
-async def test_neighbourhood_comes_in_one_query_without_histories(store: Store) -> None:
-    found = await store.benchmark_with_neighbourhood("code-interpreter-benchmark-math")
+async def test_a_page_comes_with_its_neighbourhood_without_histories(store: Store) -> None:
+    found = await store.benchmark_with_neighbourhood("code-interpreter-benchmark-math", 20)
     assert found is not None
     doc, neighbourhood = found
     assert doc["name"] == "Code Interpreter Benchmark Math"
     assert len(doc["history"]) == 1
     assert len(neighbourhood.family) == 5
-    assert len(neighbourhood.category) == 11
+    assert neighbourhood.category_count == 11
+    assert neighbourhood.sibling_count == len(neighbourhood.siblings) == 6
     assert "_id" not in doc
-    assert all("_id" not in member for member in neighbourhood.category)
-    assert all("history" not in member for member in neighbourhood.category)
-    assert await store.benchmark_with_neighbourhood("nope") is None
+    assert all("_id" not in member for member in neighbourhood.siblings)
+    assert all("history" not in member for member in neighbourhood.siblings)
+    assert await store.benchmark_with_neighbourhood("nope", 20) is None
