@@ -2,6 +2,7 @@
 life of the store and of the shared services (budgets, persisted queries)."""
 
 import asyncio
+import gc
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -56,6 +57,10 @@ def create_app(settings: Settings, store: Store | None = None) -> Starlette:
             app.state.store = await open_store(settings)
         opened: Store = app.state.store
         following = asyncio.create_task(opened.follow_changes())
+        # What start-up made (modules, the schema, settings) lives as long as the process: out
+        # of the collector's sight, a full collection takes some 15 ms instead of 75.
+        gc.collect()
+        gc.freeze()
         yield
         following.cancel()
         await services.budgets.close()
