@@ -12,7 +12,7 @@ from typing import Any
 from editing.errors import InvalidInput, Location, Problem
 from editing.inputs import MAX_CATEGORIES, MAX_TRACKS, BenchmarkFields, ModelFields, ReadInput
 from resolvers.history import entry_identity, is_recorded
-from resolvers.tracking import model_key
+from resolvers.tracking import TrackedModels, model_key
 from store.derived import with_benchmark_keys, with_model_keys
 from store.documents import (
     BenchmarkDoc,
@@ -87,8 +87,10 @@ def changed_benchmark(
     fields: BenchmarkFields,
     catalog: Catalog,
     stamp: Stamp,
+    tracked: TrackedModels,
 ) -> BenchmarkDoc | None:
-    """The benchmark with `fields` set (created if `current` is None)."""
+    """The benchmark with `fields` set (created if `current` is None); `tracked` holds the
+    tracked models its leaderboard names."""
     problems: list[Problem] = []
     doc: dict[str, Any] = dict(current) if current else {**NEW_BENCHMARK, "slug": slug}
     for name in fields.model_fields_set:
@@ -111,12 +113,16 @@ def changed_benchmark(
         problems += _score_problems(doc)
     if problems:
         raise InvalidInput(problems)
-    changed: BenchmarkDoc | None = _stamped(current, with_benchmark_keys(doc), stamp)  # type: ignore[arg-type]
+    derived = with_benchmark_keys(doc, tracked)  # type: ignore[arg-type]
+    changed: BenchmarkDoc | None = _stamped(current, derived, stamp)
     return changed
 
 
-def with_read(current: BenchmarkDoc, read: ReadInput, stamp: Stamp) -> BenchmarkDoc | None:
-    """The benchmark with `read` as its current leaderboard, kept in its history.
+def with_read(
+    current: BenchmarkDoc, read: ReadInput, stamp: Stamp, tracked: TrackedModels
+) -> BenchmarkDoc | None:
+    """The benchmark with `read` as its current leaderboard, kept in its history; `tracked`
+    holds the tracked models the read's rows name.
 
     None if this read (same date, same rows) is already recorded: recording it again is a no-op.
     """
@@ -143,7 +149,7 @@ def with_read(current: BenchmarkDoc, read: ReadInput, stamp: Stamp) -> Benchmark
         "entries": entries,
     }
     doc: BenchmarkDoc = {**current, "history": [*history, recorded]}
-    changed: BenchmarkDoc | None = _stamped(current, with_benchmark_keys(doc), stamp)
+    changed: BenchmarkDoc | None = _stamped(current, with_benchmark_keys(doc, tracked), stamp)
     return changed
 
 

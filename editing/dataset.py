@@ -143,6 +143,7 @@ def _exported_benchmark(doc: BenchmarkDoc) -> dict[str, Any]:
             "family",
             "retired",
             "name_key",
+            "tracked_ranks",
             "history",
             "revision",
             "updated_by",

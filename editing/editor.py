@@ -10,7 +10,7 @@ import asyncio
 import itertools
 import random
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -26,7 +26,8 @@ from editing.changes import (
 from editing.errors import Conflict, InvalidInput, NotFound
 from editing.inputs import BenchmarkFields, CategoryInput, LabInput, ModelFields, ReadInput
 from resolvers.history import same_entries
-from resolvers.tracking import model_key
+from resolvers.tracking import TrackedModels, index_by_key, model_key
+from store.derived import tracked_ranks
 from store.documents import BenchmarkDoc, CategoryDoc, LabDoc, ModelDoc, ReadDoc
 from store.queries import AlreadyExists, Store
 
@@ -62,7 +63,7 @@ class Editor:
         )
 
     async def create_benchmark(self, slug: str, fields: BenchmarkFields) -> BenchmarkDoc:
-        doc = changed_benchmark(None, slug, fields, await self.catalog(), self.stamp())
+        doc = changed_benchmark(None, slug, fields, await self.catalog(), self.stamp(), {})
         assert doc is not None
         await self._insert("benchmarks", doc, "benchmark")
         return doc
@@ -71,7 +72,9 @@ class Editor:
         self, slug: str, fields: BenchmarkFields, expected_revision: int | None
     ) -> BenchmarkDoc:
         async def change(current: BenchmarkDoc) -> BenchmarkDoc | None:
-            return changed_benchmark(current, slug, fields, await self.catalog(), self.stamp())
+            tracked = await self._tracked(current["entries"])
+            catalog = await self.catalog()
+            return changed_benchmark(current, slug, fields, catalog, self.stamp(), tracked)
 
         doc: BenchmarkDoc = (await self._update("benchmarks", slug, expected_revision, change))[0]
         return doc
@@ -86,7 +89,8 @@ class Editor:
         """
 
         async def change(current: BenchmarkDoc) -> BenchmarkDoc | None:
-            return with_read(current, read, self.stamp())
+            tracked = await self._tracked(read.entries)
+            return with_read(current, read, self.stamp(), tracked)
 
         doc, recorded = await self._update(
             "benchmarks", slug, expected_revision, change, no_op_first=True
@@ -104,6 +108,7 @@ class Editor:
         doc = changed_model(None, slug, fields, labs, owners, self.stamp())
         assert doc is not None
         await self._insert("models", doc, "model")
+        await rank_tracked_models(self.store, doc.get("keys", []))
         return doc
 
     async def update_model(
@@ -113,8 +118,11 @@ class Editor:
             labs, owners = await self._model_context(current, fields)
             return changed_model(current, slug, fields, labs, owners, self.stamp())
 
-        doc: ModelDoc = (await self._update("models", slug, expected_revision, change))[0]
-        return doc
+        before: ModelDoc = await self._load("models", slug)
+        doc, written = await self._update("models", slug, expected_revision, change)
+        if written:
+            await rank_tracked_models(self.store, [*before.get("keys", []), *doc.get("keys", [])])
+        return doc  # type: ignore[no-any-return]
 
     async def create_lab(self, lab: LabInput) -> LabDoc:
         doc: LabDoc = {"slug": lab.slug, "name": lab.name}
@@ -128,6 +136,11 @@ class Editor:
         doc: CategoryDoc = {"slug": category.slug, "name": category.name}
         await self._insert("categories", doc, "category")
         return doc
+
+    async def _tracked(self, entries: Iterable[Any]) -> TrackedModels:
+        """The tracked models these leaderboard rows (documents or inputs) name."""
+        keys = list({model_key(_model_name(entry)) for entry in entries})
+        return index_by_key(await self.store.models_by_keys(keys)) if keys else {}
 
     async def _model_context(
         self, current: ModelDoc | None, fields: ModelFields
@@ -210,6 +223,27 @@ class Editor:
         if not found:
             raise NotFound(f"There is no {collection[:-1]} with slug {slug!r}.")
         return found[0]
+
+
+async def rank_tracked_models(store: Store, keys: list[str]) -> None:
+    """Place tracked models anew on every leaderboard that names one of `keys`, after a model's
+    name or aliases changed (which rows are tracked, and so every rank, may have moved)."""
+    benchmarks = await store.benchmarks_with_model_keys(list(set(keys)))
+    if not benchmarks:
+        return
+    named = {entry["model_key"] for doc in benchmarks for entry in doc["entries"]}
+    tracked = index_by_key(await store.models_by_keys(list(named)))
+    await store.set_tracked_ranks(
+        {
+            doc["slug"]: tracked_ranks(doc["entries"], doc["metric"]["higher_is_better"], tracked)
+            for doc in benchmarks
+        }
+    )
+
+
+def _model_name(entry: Any) -> str:
+    name: str = entry["model_name"] if isinstance(entry, dict) else entry.model_name
+    return name
 
 
 def _conflict(collection: str, slug: str, expected: int | None, current: int) -> Conflict:

@@ -21,6 +21,7 @@ from editing.changes import (
     with_read,
 )
 from editing.dataset import CSV_LINES, Dataset
+from editing.editor import rank_tracked_models
 from editing.errors import EditError, InvalidInput, Location, Problem, dotted
 from editing.inputs import (
     BenchmarkFields,
@@ -31,6 +32,7 @@ from editing.inputs import (
     check_slug,
     parse,
 )
+from resolvers.tracking import index_by_key
 from store.documents import BenchmarkDoc, CategoryDoc, LabDoc, ModelDoc
 from store.queries import PROVENANCE_ID, SITE_FIGURES_ID, AlreadyExists, Store
 from store.seed import load_bundled_dataset
@@ -136,11 +138,17 @@ async def import_dataset(
         current = state.models.get(slug)
         doc = changed_model(current, slug, fields, state.labs, state.owners(), stamp)
         await _write(store, "models", current, doc, summary, write, slug)
+        if doc is not None:
+            renamed.update(doc.get("keys", []))
+            if current is not None:
+                renamed.update(current.get("keys", []))
         state.models[slug] = doc or current  # type: ignore[assignment]
 
+    renamed: set[str] = set()  # the name and alias keys of every model created or changed
     for index, item in enumerate(dataset.get("models", [])):
         await _each(summary, "models", index, item, model)
         advance()
+    tracked = index_by_key(state.models.values())
 
     async def benchmark(item: Any) -> None:
         item = dict(item)
@@ -155,7 +163,8 @@ async def import_dataset(
                 ("slug",), f"there is no benchmark {slug!r}; give its fields to create it"
             )
         if fields.model_fields_set or current is None:
-            doc = changed_benchmark(current, slug, fields, state.catalog(), stamp) or current
+            catalog = state.catalog()
+            doc = changed_benchmark(current, slug, fields, catalog, stamp, tracked) or current
         assert doc is not None
         for position, raw_read in enumerate(raw_reads):
             if isinstance(raw_read, dict):
@@ -163,7 +172,7 @@ async def import_dataset(
             lines = raw_read.pop(CSV_LINES, None) if isinstance(raw_read, dict) else None
             try:
                 read = parse(ReadInput, raw_read, today=_day(stamp))
-                doc = with_read(doc, read, stamp) or doc
+                doc = with_read(doc, read, stamp, tracked) or doc
             except InvalidInput as error:
                 raise _located(error, ("reads", position), lines) from error
         await _write(store, "benchmarks", current, doc, summary, write, slug)
@@ -179,6 +188,8 @@ async def import_dataset(
         advance()
 
     await _each(summary, "site", 0, dataset, lambda data: _site(store, data, summary, write))
+    if renamed and write:
+        await rank_tracked_models(store, list(renamed))  # also where no benchmark was imported
     advance()
     return summary
 

@@ -22,14 +22,12 @@ class Loaders:
     model_by_key: DataLoader[str, ModelDoc | None] = field(init=False)
     model_by_slug: DataLoader[str, ModelDoc | None] = field(init=False)
     neighbourhood: DataLoader[NeighbourhoodRequest, Neighbourhood] = field(init=False)
-    benchmarks_by_model_key: DataLoader[str, list[BenchmarkDoc]] = field(init=False)
 
     def __post_init__(self) -> None:
         self.benchmark_by_slug = DataLoader(self._benchmarks_by_slug)
         self.model_by_key = DataLoader(self._models_by_key)
         self.model_by_slug = DataLoader(self._models_by_slug)
         self.neighbourhood = DataLoader(self._neighbourhoods)
-        self.benchmarks_by_model_key = DataLoader(self._benchmarks_by_model_key)
 
     async def _benchmarks_by_slug(self, slugs: list[str]) -> list[BenchmarkDoc | None]:
         found = {doc["slug"]: doc for doc in await self.store.benchmarks_by_slugs(slugs)}
@@ -45,13 +43,6 @@ class Loaders:
 
     async def _neighbourhoods(self, requests: list[NeighbourhoodRequest]) -> list[Neighbourhood]:
         return await self.store.neighbourhoods(requests)
-
-    async def _benchmarks_by_model_key(self, keys: list[str]) -> list[list[BenchmarkDoc]]:
-        docs = await self.store.benchmarks_with_model_keys(keys)
-        return [
-            [doc for doc in docs if any(e.get("model_key") == key for e in doc["entries"])]
-            for key in keys
-        ]
 
     async def tracked_models(self, docs: Iterable[BenchmarkDoc]) -> dict[str, ModelDoc]:
         """The tracked models named by the entries of these benchmarks, by lookup key."""

@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING, Annotated, Self
 import strawberry
 
 from resolvers import leaderboard as rules
-from resolvers.tracking import model_keys
 from schema.context import Context
 from schema.lab import Lab
 from schema.node import SlugNode
@@ -90,11 +89,11 @@ class Model(SlugNode, Revised):
     async def results(
         self, info: strawberry.Info[Context], first: SliceArgument = DEFAULT_RESULTS
     ) -> list[ModelResult]:
-        count = slice_size("first", first)
         from schema.benchmark import benchmarks_from_docs
 
-        found = await info.context.loaders.benchmarks_by_model_key.load_many(model_keys(self.doc))
-        docs = list({doc["slug"]: doc for docs in found for doc in docs}.values())
+        # The store keeps each tracked model's place on every leaderboard: it reads this page.
+        count = slice_size("first", first)
+        docs, _ = await info.context.store.model_results(self.slug, 0, count)
         results = []
         for benchmark in await benchmarks_from_docs(info.context, docs):
             rows = benchmark.rows
@@ -111,4 +110,4 @@ class Model(SlugNode, Revised):
                     leads_tracked_models=rules.tracked_leader(rows) is mine,
                 )
             )
-        return sorted(results, key=lambda result: (result.rank, result.benchmark.name))[:count]
+        return results

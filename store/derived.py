@@ -3,13 +3,15 @@
 They are derived on every write from the data itself, never edited on their own.
 """
 
-from resolvers.tracking import model_key, model_keys
-from store.documents import BenchmarkDoc, EntryDoc, ModelDoc
+from resolvers.leaderboard import leaderboard
+from resolvers.tracking import TrackedModels, model_key, model_keys
+from store.documents import BenchmarkDoc, EntryDoc, ModelDoc, TrackedRankDoc
 
 
-def with_benchmark_keys(doc: BenchmarkDoc) -> BenchmarkDoc:
-    """The benchmark with its family root, and its current leaderboard (the last read's rows,
-    each with its model lookup key) and the date of that read."""
+def with_benchmark_keys(doc: BenchmarkDoc, tracked: TrackedModels) -> BenchmarkDoc:
+    """The benchmark with its family root, its current leaderboard (the last read's rows, each
+    with its model lookup key), the date of that read, and the place of each tracked model on
+    it (`tracked` holds at least the tracked models its rows name)."""
     history = doc.get("history", [])
     latest = history[-1] if history else None
     entries: list[EntryDoc] = [
@@ -24,7 +26,16 @@ def with_benchmark_keys(doc: BenchmarkDoc) -> BenchmarkDoc:
         "name_key": doc["name"].casefold(),
         "entries": entries,
         "scores_refreshed_on": latest["read_on"] if latest else None,
+        "tracked_ranks": tracked_ranks(entries, doc["metric"]["higher_is_better"], tracked),
     }
+
+
+def tracked_ranks(
+    entries: list[EntryDoc], higher_is_better: bool, tracked: TrackedModels
+) -> list[TrackedRankDoc]:
+    """Where each tracked model stands on a leaderboard: what a model's results are ordered by."""
+    rows = leaderboard(entries, higher_is_better=higher_is_better, tracked=tracked)
+    return [{"model": row.model["slug"], "rank": row.rank} for row in rows if row.model]
 
 
 def with_model_keys(doc: ModelDoc) -> ModelDoc:

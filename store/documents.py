@@ -66,6 +66,13 @@ class ModelCardReportDoc(TypedDict):
     url: str | None
 
 
+class TrackedRankDoc(TypedDict):
+    """A tracked model's place on a benchmark's leaderboard (derived, see store.derived)."""
+
+    model: str  # its slug
+    rank: int
+
+
 class BenchmarkDoc(TypedDict):
     slug: str
     name: str
@@ -101,6 +108,9 @@ class BenchmarkDoc(TypedDict):
     # What catalogs and siblings are ordered by: 0 in use, 1 not; the name, case folded.
     retired: NotRequired[int]
     name_key: NotRequired[str]
+    # Each tracked model's place on the current leaderboard, best first: a model's results
+    # are paged in that order.
+    tracked_ranks: NotRequired[list[TrackedRankDoc]]
 
 
 class ModelDoc(TypedDict):

@@ -25,6 +25,7 @@ BENCHMARK_INDEXES = [
     IndexModel([("released_on", DESCENDING), ("name_key", ASCENDING)], name="by_release"),
     IndexModel([("family", ASCENDING)], name="family"),
     IndexModel([("entries.model_key", ASCENDING)], name="entry_model_key"),
+    IndexModel([("tracked_ranks.model", ASCENDING)], name="tracked_model"),
     IndexModel([("made_by.slug", ASCENDING)], name="lab"),
 ]
 

@@ -15,6 +15,7 @@ from store.documents import (
     LabDoc,
     ModelDoc,
     SiteFiguresDoc,
+    TrackedRankDoc,
 )
 from store.queries import (
     PROVENANCE_ID,
@@ -179,6 +180,33 @@ class MongoStore:
             .limit(limit)
         )
         return await cursor.to_list(None), total
+
+    async def model_results(
+        self, model: str, offset: int, limit: int
+    ) -> tuple[list[BenchmarkDoc], int]:
+        """The benchmarks whose leaderboards list a tracked model, its best places first (then
+        by name), a page of them, and how many there are."""
+        listing = {"tracked_ranks.model": model}
+        total = await self.db.benchmarks.count_documents(listing)
+        if limit == 0:
+            return [], total
+        pipeline: list[dict[str, Any]] = [
+            {"$match": listing},
+            {"$project": WITHOUT_HISTORY},
+            {"$unwind": "$tracked_ranks"},
+            {"$match": listing},
+            {"$sort": {"tracked_ranks.rank": 1, "name_key": 1, "slug": 1}},
+            {"$skip": offset},
+            {"$limit": limit},
+        ]
+        return await self.db.benchmarks.aggregate(pipeline).to_list(None), total
+
+    async def set_tracked_ranks(self, ranks: dict[str, list[TrackedRankDoc]]) -> None:
+        """Place tracked models anew on these benchmarks' leaderboards (derived data only): an
+        update each, after a model's change (mongomock cannot run pymongo's bulk `UpdateOne`)."""
+        for slug, placed in ranks.items():
+            await self.db.benchmarks.update_one({"slug": slug}, {"$set": {"tracked_ranks": placed}})
+        self.version.bump()
 
     async def benchmark_parents(self) -> dict[str, str | None]:
         """Every benchmark's parent (None for none), by slug."""

@@ -33,6 +33,7 @@ from store.documents import (
     LabDoc,
     ModelDoc,
     SiteFiguresDoc,
+    TrackedRankDoc,
 )
 from store.queries import (
     PROVENANCE_ID,
@@ -82,6 +83,14 @@ CREATE TABLE IF NOT EXISTS benchmark_models (
     PRIMARY KEY (model_key, slug)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS benchmark_models_slug ON benchmark_models (slug);
+CREATE TABLE IF NOT EXISTS model_ranks (
+    model TEXT NOT NULL,              -- a tracked model's slug
+    slug TEXT NOT NULL REFERENCES benchmarks (slug) ON DELETE CASCADE,
+    rank INTEGER NOT NULL,            -- its place on that benchmark's leaderboard
+    PRIMARY KEY (model, slug)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS model_ranks_in_order ON model_ranks (model, rank);
+CREATE INDEX IF NOT EXISTS model_ranks_slug ON model_ranks (slug);
 CREATE TABLE IF NOT EXISTS models (
     slug TEXT PRIMARY KEY,
     revision INTEGER NOT NULL,
@@ -104,7 +113,7 @@ CREATE TABLE IF NOT EXISTS api_keys (
 CREATE TABLE IF NOT EXISTS site (id TEXT PRIMARY KEY, doc BLOB NOT NULL);
 """
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 BENCHMARK_COLUMNS = (
     "slug, revision, name, name_key, category, family, status, retired, prominence, released_on, "
     "kind, lab, doc, history"
@@ -337,6 +346,36 @@ class SqliteStore:
             return [orjson.loads(blob) for (blob,) in rows], total
 
         return await self._run(read)
+
+    async def model_results(
+        self, model: str, offset: int, limit: int
+    ) -> tuple[list[BenchmarkDoc], int]:
+        """The benchmarks whose leaderboards list a tracked model, its best places first (then
+        by name), a page of them, and how many there are."""
+
+        def read(connection: sqlite3.Connection) -> tuple[list[BenchmarkDoc], int]:
+            total = connection.execute(
+                "SELECT count(*) FROM model_ranks WHERE model = ?", (model,)
+            ).fetchone()[0]
+            rows = connection.execute(
+                "SELECT b.doc FROM model_ranks AS r JOIN benchmarks AS b ON b.slug = r.slug "
+                "WHERE r.model = ? ORDER BY r.rank, b.name_key, b.slug LIMIT ? OFFSET ?",
+                (model, limit, offset),
+            ).fetchall()
+            return [orjson.loads(blob) for (blob,) in rows], total
+
+        return await self._run(read)
+
+    async def set_tracked_ranks(self, ranks: dict[str, list[TrackedRankDoc]]) -> None:
+        """Place tracked models anew on these benchmarks' leaderboards (derived data only)."""
+
+        def write(connection: sqlite3.Connection) -> None:
+            for slug, placed in ranks.items():
+                connection.execute("DELETE FROM model_ranks WHERE slug = ?", (slug,))
+                _insert_ranks(connection, slug, placed)
+
+        await self._write(write)
+        self.version.bump()
 
     async def benchmark_parents(self) -> dict[str, str | None]:
         """Every benchmark's parent (None for none), by slug."""
@@ -584,6 +623,14 @@ def _insert_benchmark(connection: sqlite3.Connection, doc: BenchmarkDoc) -> None
     connection.executemany(
         "INSERT INTO benchmark_models (model_key, slug) VALUES (?, ?)",
         [(key, doc["slug"]) for key in keys],
+    )
+    _insert_ranks(connection, doc["slug"], doc.get("tracked_ranks", []))
+
+
+def _insert_ranks(connection: sqlite3.Connection, slug: str, ranks: list[TrackedRankDoc]) -> None:
+    connection.executemany(
+        "INSERT INTO model_ranks (model, slug, rank) VALUES (?, ?, ?)",
+        [(rank["model"], slug, rank["rank"]) for rank in ranks],
     )
 
 

@@ -11,6 +11,7 @@ from bench.synthetic import EVERYWHERE, synthetic_almanac
 from editing.changes import Catalog, Stamp, changed_benchmark, with_read
 from editing.importer import import_dataset
 from editing.inputs import BenchmarkFields, ReadInput, parse
+from resolvers.tracking import index_by_key
 from server.settings import Settings
 from store.queries import Store
 
@@ -31,12 +32,14 @@ async def synthetic(store: Store) -> Store:
         categories={c["slug"]: c for c in await store.known_categories()},
         parents={},
     )
+    tracked = index_by_key(await store.models())
     docs = []
     for item in benchmarks:
-        fields = {k: v for k, v in item.items() if k not in ("slug", "reads")}
-        doc = changed_benchmark(None, item["slug"], parse(BenchmarkFields, fields), catalog, stamp)
+        given = {k: v for k, v in item.items() if k not in ("slug", "reads")}
+        fields = parse(BenchmarkFields, given)
+        doc = changed_benchmark(None, item["slug"], fields, catalog, stamp, tracked)
         for read in item["reads"]:
-            doc = with_read(doc, parse(ReadInput, read), stamp)  # type: ignore[arg-type]
+            doc = with_read(doc, parse(ReadInput, read), stamp, tracked)  # type: ignore[arg-type]
         docs.append(doc)
     await store.insert_many("benchmarks", docs)  # in one batch: quicker than an import
     return store

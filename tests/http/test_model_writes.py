@@ -70,6 +70,37 @@ async def test_renaming_an_alias_changes_what_is_tracked(admin: GraphQLClient) -
     assert {"modelName": "Qwen-14B-Chat", "tracked": False} in page["leaderboard"]
 
 
+RESULTS = '{ model(slug: "%s") { results { benchmark { slug } rank } } }'
+
+
+async def test_a_models_results_follow_its_aliases_at_once(admin: GraphQLClient) -> None:
+    """Results are read in the order of places the store keeps: a change of aliases, or a new
+    model, places every model on the leaderboards it touches anew."""
+    listed = (await admin.data(RESULTS % "qwen-14b"))["model"]["results"]
+    assert len(listed) == 5
+    await admin.data(UPDATE, slug="qwen-14b", input={"aliases": []})
+    assert (await admin.data(RESULTS % "qwen-14b"))["model"]["results"] == []
+    await admin.data(UPDATE, slug="qwen-14b", input={"aliases": ["Qwen-14B-Chat"]})
+    assert (await admin.data(RESULTS % "qwen-14b"))["model"]["results"] == listed
+    # A new model above it on the general track moves it down one place there.
+    await admin.data(
+        CREATE, slug="qwen-72b", input={"name": "Qwen-72B", "aliases": ["Qwen-72B-Chat"]}
+    )
+    moved = {
+        r["benchmark"]["slug"]: r["rank"]
+        for r in (await admin.data(RESULTS % "qwen-14b"))["model"]["results"]
+    }
+    before = {r["benchmark"]["slug"]: r["rank"] for r in listed}
+    assert moved == before  # untracked rows count toward places as well: nothing moves
+    new = (await admin.data(RESULTS % "qwen-72b"))["model"]["results"]
+    board = await admin.data(
+        f'{{ benchmark(slug: "{GENERAL}") {{ leaderboard {{ modelName rank }} }} }}'
+    )
+    [place] = [r["rank"] for r in board["benchmark"]["leaderboard"] if r["modelName"] == "Qwen-72B"]
+    assert {"benchmark": {"slug": GENERAL}, "rank": place} in new
+    assert [r["rank"] for r in new] == sorted(r["rank"] for r in new)
+
+
 async def test_an_alias_of_another_model_is_refused(admin: GraphQLClient, store: Store) -> None:
     before = await snapshot(store)
     for slug, query, fields in (

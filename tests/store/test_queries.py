@@ -24,7 +24,7 @@ def benchmark(slug: str, parents: dict[str, str | None], **fields: Any) -> Bench
     catalog = Catalog(
         labs={}, categories={"orders": {"slug": "orders", "name": "Orders"}}, parents=parents
     )
-    doc = changed_benchmark(None, slug, parse(BenchmarkFields, inputs), catalog, STAMP)
+    doc = changed_benchmark(None, slug, parse(BenchmarkFields, inputs), catalog, STAMP, {})
     assert doc is not None
     parents[slug] = doc["parent"]
     return doc
