@@ -10,7 +10,7 @@ import asyncio
 import itertools
 import random
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Collection, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -225,10 +225,14 @@ class Editor:
         return found[0]
 
 
-async def rank_tracked_models(store: Store, keys: list[str]) -> None:
-    """Place tracked models anew on every leaderboard that names one of `keys`, after a model's
-    name or aliases changed (which rows are tracked, and so every rank, may have moved)."""
-    benchmarks = await store.benchmarks_with_model_keys(list(set(keys)))
+async def rank_tracked_models(
+    store: Store, keys: list[str], skip: Collection[str] = frozenset()
+) -> None:
+    """Place tracked models anew on every leaderboard that names one of `keys` (but those in
+    `skip`), after a model's name or aliases changed: which rows are tracked, and so every
+    rank, may have moved."""
+    listing = await store.benchmarks_with_model_keys(list(set(keys)))
+    benchmarks = [doc for doc in listing if doc["slug"] not in skip]
     if not benchmarks:
         return
     named = {entry["model_key"] for doc in benchmarks for entry in doc["entries"]}

@@ -6,6 +6,7 @@ already in a benchmark's history are recognised, so running the same import agai
 the job without duplicates. A dry run checks and counts everything without writing.
 """
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -34,7 +35,7 @@ from editing.inputs import (
 )
 from resolvers.tracking import index_by_key
 from store.documents import BenchmarkDoc, CategoryDoc, LabDoc, ModelDoc
-from store.queries import PROVENANCE_ID, SITE_FIGURES_ID, AlreadyExists, Store
+from store.queries import PROVENANCE_ID, SITE_FIGURES_ID, AlreadyExists, Store, Write
 from store.seed import load_bundled_dataset
 
 Result = Literal["created", "updated", "unchanged", "rejected"]
@@ -105,6 +106,7 @@ async def import_dataset(
     """Import `dataset` item by item; `advance` is called after each (for a progress bar)."""
     summary = ImportSummary()
     state = await _load_state(store, dataset)
+    stored_before = set(state.parents)  # the benchmarks there were before this import
     write = not dry_run
 
     async def registry(section: str, known: dict[str, Any], item: Any) -> None:
@@ -175,9 +177,20 @@ async def import_dataset(
                 doc = with_read(doc, read, stamp, tracked) or doc
             except InvalidInput as error:
                 raise _located(error, ("reads", position), lines) from error
-        await _write(store, "benchmarks", current, doc, summary, write, slug)
-        state.benchmarks[slug] = doc
+        await batch.add("benchmarks", slug, current, doc)
+        # Kept for a later item of the same benchmark only: thousands of whole documents held
+        # to the end would make every garbage collection longer as the import goes on.
+        occurrences[slug] -= 1
+        if occurrences[slug]:
+            state.benchmarks[slug] = doc
+        else:
+            state.benchmarks.pop(slug, None)
         state.parents[slug] = doc["parent"]
+
+    batch = _Batch(store, summary, write)
+    occurrences = Counter(
+        item.get("slug") for item in dataset.get("benchmarks", []) if isinstance(item, dict)
+    )
 
     tracks_last = sorted(
         enumerate(dataset.get("benchmarks", [])),
@@ -186,10 +199,14 @@ async def import_dataset(
     for index, item in tracks_last:
         await _each(summary, "benchmarks", index, item, benchmark)
         advance()
+    await batch.flush()
 
     await _each(summary, "site", 0, dataset, lambda data: _site(store, data, summary, write))
-    if renamed and write:
-        await rank_tracked_models(store, list(renamed))  # also where no benchmark was imported
+    # Benchmarks written by this import placed the models already; those it left alone may
+    # name a model it created or changed.
+    imported = {slug for slug in occurrences if isinstance(slug, str)}
+    if renamed and write and stored_before - imported:
+        await rank_tracked_models(store, list(renamed), skip=imported)
     advance()
     return summary
 
@@ -230,6 +247,42 @@ def _split(item: dict[str, Any], fields_model: type[Any], stamp: Stamp) -> tuple
     if not isinstance(slug, str):
         raise InvalidInput.at(("slug",), "is required")
     return check_slug(slug), parse(fields_model, rest, today=_day(stamp))
+
+
+@dataclass
+class _Batch:
+    """Benchmark writes gathered into transactions of `BATCH_SIZE`: each benchmark is still
+    whole or untouched, and the indexes each one touches are written once a batch, not once a
+    benchmark (which made an import slower, per benchmark, the larger the almanac)."""
+
+    store: Store
+    summary: ImportSummary
+    write: bool
+    pending: list[tuple[Write, Outcome]] = field(default_factory=list)
+
+    async def add(self, collection: str, slug: str, current: Any, doc: Any) -> None:
+        if doc is None or doc is current:
+            self.summary.outcomes.append(Outcome(collection, slug, "unchanged"))
+            return
+        outcome = Outcome(collection, slug, "created" if current is None else "updated")
+        if not self.write:
+            self.summary.outcomes.append(outcome)
+            return
+        revision = None if current is None else current["revision"]
+        self.pending.append((Write(collection, doc, revision), outcome))
+        if len(self.pending) >= BATCH_SIZE:
+            await self.flush()
+
+    async def flush(self) -> None:
+        if not self.pending:
+            return
+        written = await self.store.write_batch([one for one, _ in self.pending])
+        for (_, outcome), done in zip(self.pending, written, strict=True):
+            refused = Outcome(
+                outcome.section, outcome.key, "rejected", _reason(_moved_on(outcome.key))
+            )
+            self.summary.outcomes.append(outcome if done else refused)
+        self.pending.clear()
 
 
 async def _write(
@@ -326,6 +379,7 @@ def _day(stamp: Stamp) -> Any:
 
 
 BUNDLED_DATASET_WRITER = "bundled dataset"
+BATCH_SIZE = 200
 
 
 async def seed(store: Store) -> ImportSummary:

@@ -25,6 +25,7 @@ from store.queries import (
     Neighbourhood,
     NeighbourhoodRequest,
     Order,
+    Write,
 )
 
 # The orders of a catalog (store.queries.Order), on fields the store keeps (store.derived).
@@ -93,6 +94,24 @@ class MongoStore:
             return False
         self.version.bump()
         return True
+
+    async def write_batch(self, writes: list[Write]) -> list[bool]:
+        """Each write on its own (single-document writes need no transaction): False for one
+        refused, because its key is taken or its document moved on."""
+        done = []
+        for one in writes:
+            try:
+                if one.revision is None:
+                    await self.insert(one.collection, one.doc)
+                    done.append(True)
+                else:
+                    slug = one.doc["slug"]
+                    done.append(
+                        await self.replace_at_revision(one.collection, slug, one.revision, one.doc)
+                    )
+            except AlreadyExists:
+                done.append(False)
+        return done
 
     async def ping(self) -> None:
         await self.db.command("ping")

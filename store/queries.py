@@ -42,6 +42,16 @@ class BenchmarkFilter:
 
 
 @dataclass(frozen=True)
+class Write:
+    """One document to write in a batch: new (`revision` None), or in place of the stored one
+    if that is still at `revision`."""
+
+    collection: str
+    doc: Any
+    revision: int | None = None
+
+
+@dataclass(frozen=True)
 class NeighbourhoodRequest:
     """The benchmarks around one: its family, and a slice of its siblings in the category."""
 
@@ -81,6 +91,7 @@ class Store(Protocol):
     async def replace_at_revision(
         self, collection: str, slug: str, revision: int, doc: Any
     ) -> bool: ...
+    async def write_batch(self, writes: list[Write]) -> list[bool]: ...
     async def ping(self) -> None: ...
     async def documents_by_slugs(self, collection: str, slugs: list[str]) -> list[Any]: ...
     async def benchmarks_by_slugs(self, slugs: list[str]) -> list[BenchmarkDoc]: ...

@@ -11,6 +11,8 @@ from editing.changes import Stamp
 from editing.dataset import CSV_COLUMNS, dataset_from_csv, export_dataset
 from editing.importer import import_dataset
 from store.queries import Store
+from store.sqlite import SqliteStore
+from store.sqlite import _replace as sqlite_replace
 from tests.conftest import STORES, empty_store, snapshot
 
 STAMP = Stamp(by="importer", at=datetime(2026, 11, 29, 12, 0, tzinfo=UTC))
@@ -94,24 +96,32 @@ async def test_a_failure_part_way_leaves_no_half_updated_benchmark(
             benchmark["note"] = "Re-read in November."
     old = {doc["slug"]: doc for doc in await store.benchmarks_by_slugs(TRACKS)}
 
-    # The database fails on the third benchmark write.
-    write = store.replace_at_revision
+    # The database fails on the third benchmark write: inside the batch's transaction on
+    # SQLite (which then writes none of the batch), after two single writes on MongoDB.
     writes = 0
 
-    async def failing_write(*args: Any) -> bool:
-        nonlocal writes
-        writes += 1
-        if writes == 3:
-            raise ConnectionError("connection reset by the database")
-        return await write(*args)
+    def fail_on_the_third(write: Any) -> Any:
+        def failing(*args: Any, **kwargs: Any) -> Any:
+            nonlocal writes
+            writes += 1
+            if writes == 3:
+                raise ConnectionError("connection reset by the database")
+            return write(*args, **kwargs)
 
-    monkeypatch.setattr(store, "replace_at_revision", failing_write)
+        return failing
+
+    if isinstance(store, SqliteStore):
+        monkeypatch.setattr("store.sqlite._replace", fail_on_the_third(sqlite_replace))
+    else:
+        monkeypatch.setattr(
+            store, "replace_at_revision", fail_on_the_third(store.replace_at_revision)
+        )
     with pytest.raises(ConnectionError):
         await import_dataset(store, dataset, STAMP)
 
     states = {doc["slug"]: doc for doc in await store.benchmarks_by_slugs(TRACKS)}
     updated = [slug for slug in TRACKS if states[slug] != old[slug]]
-    assert len(updated) == 2
+    assert len(updated) == (0 if isinstance(store, SqliteStore) else 2)
     for slug in TRACKS:
         doc = states[slug]
         if slug in updated:  # Both its new note and its new read, at one new revision.
@@ -122,9 +132,9 @@ async def test_a_failure_part_way_leaves_no_half_updated_benchmark(
         else:
             assert doc == old[slug]
 
-    monkeypatch.setattr(store, "replace_at_revision", write)
+    monkeypatch.undo()
     rerun = await import_dataset(store, dataset, STAMP)
-    assert rerun.count("updated") == 2
+    assert rerun.count("updated") == 4 - len(updated)
     assert rerun.count("rejected") == 0
     finished = {doc["slug"]: doc for doc in await store.benchmarks_by_slugs(TRACKS)}
     assert all(len(doc["history"]) == 2 for doc in finished.values())
