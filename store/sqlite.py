@@ -180,6 +180,19 @@ class SqliteStore:
 
         return await self._run(transaction)
 
+    async def watch_statements(self, seen: Callable[[str], None] | None) -> None:
+        """Call `seen` with every statement run from now on (None: stop), for checking the
+        query plans of real requests."""
+        await self._run(lambda connection: connection.set_trace_callback(seen))
+
+    async def query_plan(self, statement: str) -> list[str]:
+        """How SQLite runs `statement`: each step of `EXPLAIN QUERY PLAN`."""
+
+        def read(connection: sqlite3.Connection) -> list[str]:
+            return [row[3] for row in connection.execute(f"EXPLAIN QUERY PLAN {statement}")]
+
+        return await self._run(read)
+
     async def close(self) -> None:
         await self._run(lambda connection: connection.close())
         self._thread.shutdown()
