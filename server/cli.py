@@ -6,6 +6,7 @@ import getpass
 import json
 import logging
 import sys
+import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -192,15 +193,27 @@ def import_file(file: Path, dry_run: bool, by: str) -> None:
         raise click.ClickException(f"{file} cannot be imported: {error}") from error
 
     async def work(store: Store) -> ImportSummary:
+        began = time.monotonic()
+
+        def throughput(done: int | None) -> str:
+            seconds = time.monotonic() - began
+            return f"{(done or 0) / seconds:,.0f} items/s" if seconds > 0 else ""
+
         with click.progressbar(
-            length=item_count(dataset), label="Importing", file=sys.stderr
+            length=item_count(dataset),
+            label="Importing",
+            file=sys.stderr,
+            item_show_func=throughput,
         ) as progress:
+            done = 0
+
+            def advance() -> None:
+                nonlocal done
+                done += 1
+                progress.update(1, done)
+
             return await import_dataset(
-                store,
-                dataset,
-                Stamp(by=by, at=datetime.now(UTC)),
-                dry_run=dry_run,
-                advance=lambda: progress.update(1),
+                store, dataset, Stamp(by=by, at=datetime.now(UTC)), dry_run=dry_run, advance=advance
             )
 
     summary = run_on_database(work)
