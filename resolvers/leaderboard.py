@@ -93,6 +93,25 @@ def tracked_leader(rows: list[Row]) -> Row | None:
     return next((row for row in rows if row.tracked), None)
 
 
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """Where a tracked model stands on one leaderboard: its best row, and whether it leads."""
+
+    row: Row
+    leads: bool
+    leads_tracked_models: bool
+
+
+def standing(rows: list[Row], model_slug: str) -> Standing | None:
+    """The tracked model's standing on this leaderboard; None if the leaderboard lacks it."""
+    mine = next((row for row in rows if row.model and row.model["slug"] == model_slug), None)
+    if mine is None:
+        return None
+    return Standing(
+        row=mine, leads=leader(rows) is mine, leads_tracked_models=tracked_leader(rows) is mine
+    )
+
+
 def tracked_model_count(rows: list[Row]) -> int:
     return sum(1 for row in rows if row.tracked)
 

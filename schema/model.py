@@ -9,9 +9,9 @@ from resolvers import leaderboard as rules
 from schema.context import Context
 from schema.lab import Lab
 from schema.node import SlugNode
-from schema.pagination import SliceArgument, slice_size
+from schema.pagination import Connection, SliceArgument, connection, page, slice_size
 from schema.revision import Revised
-from store.documents import ModelDoc, YearMonth
+from store.documents import BenchmarkDoc, ModelDoc, YearMonth
 
 if TYPE_CHECKING:
     from schema.benchmark import Benchmark
@@ -83,31 +83,49 @@ class Model(SlugNode, Revised):
     @strawberry.field(
         description=(
             "Its result on every benchmark whose leaderboard lists it (under its name or an "
-            "alias), best place first: the first `first` (50 unless asked otherwise)."
+            "alias), best place first (then by the benchmark's name), a page at a time."
         )
+    )
+    async def standings(
+        self, info: strawberry.Info[Context], first: int = 20, after: str | None = None
+    ) -> Connection[ModelResult]:
+        at = page(first, after)
+        # The store keeps each tracked model's place on every leaderboard: it reads this page.
+        docs, total = await info.context.store.model_results(self.slug, at.offset, at.size)
+        return connection(await self._results(info, docs), at=at, total_count=total)
+
+    @strawberry.field(
+        description=(
+            "Its result on every benchmark whose leaderboard lists it (under its name or an "
+            "alias), best place first: the first `first` (50 unless asked otherwise)."
+        ),
+        deprecation_reason=(
+            "Use `standings`: the same results, a page at a time, with a total and cursors."
+        ),
     )
     async def results(
         self, info: strawberry.Info[Context], first: SliceArgument = DEFAULT_RESULTS
     ) -> list[ModelResult]:
+        docs, _ = await info.context.store.model_results(self.slug, 0, slice_size("first", first))
+        return await self._results(info, docs)
+
+    async def _results(
+        self, info: strawberry.Info[Context], docs: list[BenchmarkDoc]
+    ) -> list[ModelResult]:
         from schema.benchmark import benchmarks_from_docs
 
-        # The store keeps each tracked model's place on every leaderboard: it reads this page.
-        count = slice_size("first", first)
-        docs, _ = await info.context.store.model_results(self.slug, 0, count)
         results = []
         for benchmark in await benchmarks_from_docs(info.context, docs):
-            rows = benchmark.rows
-            mine = next((row for row in rows if row.model and row.model["slug"] == self.slug), None)
-            if mine is None:
-                continue
-            results.append(
-                ModelResult(
-                    benchmark=benchmark,
-                    rank=mine.rank,
-                    score=mine.entry["score"],
-                    setting=mine.entry["setting"],
-                    leads=rules.leader(rows) is mine,
-                    leads_tracked_models=rules.tracked_leader(rows) is mine,
+            found = rules.standing(benchmark.rows, self.slug)
+            if found is not None:
+                results.append(
+                    ModelResult(
+                        benchmark=benchmark,
+                        rank=found.row.rank,
+                        score=found.row.entry["score"],
+                        setting=found.row.entry["setting"],
+                        leads=found.leads,
+                        leads_tracked_models=found.leads_tracked_models,
+                    )
                 )
-            )
         return results

@@ -63,6 +63,7 @@ def settings() -> Settings:
 PAGE = "synthetic-benchmark-1"
 QUERIES = {
     "Model.results": f'{{ model(slug: "{MODEL}") {{ results(first: 100) {{ rank benchmark {{ slug }} }} }} }}',
+    "Model.standings": f'{{ model(slug: "{MODEL}") {{ standings(first: 100) {{ edges {{ node {{ rank benchmark {{ slug }} }} }} }} }} }}',
     "Model.results default": f'{{ model(slug: "{MODEL}") {{ results {{ rank leads }} }} }}',
     "Query.benchmarks and Benchmark.leaderboard": "{ benchmarks(first: 100) { nodes { slug leaderboard(first: 10) { model { slug } } } } }",
     "Benchmark.leaderboard default": f'{{ benchmark(slug: "{PAGE}") {{ leaderboard {{ modelName model {{ slug }} }} }} }}',

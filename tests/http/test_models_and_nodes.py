@@ -9,7 +9,10 @@ MODEL = """
 query Model($slug: String!) {
   model(slug: $slug) {
     id slug name aliases lab { slug name } releasedOn capabilityIndexRank
-    results { benchmark { slug } rank score setting leads leadsTrackedModels }
+    standings(first: 100) {
+      totalCount
+      nodes { benchmark { slug } rank score setting leads leadsTrackedModels }
+    }
   }
 }
 """
@@ -36,7 +39,8 @@ async def test_model_with_results_across_benchmarks(graphql: GraphQLClient) -> N
         rank_of("Qwen-14B", COMBINED_RESULTS),
         COMBINED_RESULTS["Qwen-14B-Chat"],
     )
-    results = model["results"]
+    results = model["standings"]["nodes"]
+    assert model["standings"]["totalCount"] == len(results) == 5
     assert {r["benchmark"]["slug"]: (r["rank"], r["score"]) for r in results} == expected
     assert [r["rank"] for r in results] == sorted(r["rank"] for r in results)
     # GPT-4 tops every one of them; Qwen-14B is the best tracked model on each.
@@ -46,9 +50,28 @@ async def test_model_with_results_across_benchmarks(graphql: GraphQLClient) -> N
 
 async def test_a_leading_model_leads(graphql: GraphQLClient) -> None:
     model = (await graphql.data(MODEL, slug="kimi-k3"))["model"]
-    assert [(r["benchmark"]["slug"], r["rank"], r["leads"]) for r in model["results"]] == [
-        ("deepsearchqa", 1, True)
-    ]
+    assert [
+        (r["benchmark"]["slug"], r["rank"], r["leads"]) for r in model["standings"]["nodes"]
+    ] == [("deepsearchqa", 1, True)]
+
+
+async def test_standings_page_in_order_and_the_deprecated_results_agree(
+    graphql: GraphQLClient,
+) -> None:
+    everything = (await graphql.data(MODEL, slug="qwen-14b"))["model"]["standings"]["nodes"]
+    paged, after = [], None
+    while True:
+        query = """query($after: String) { model(slug: "qwen-14b") {
+            standings(first: 2, after: $after) {
+              nodes { benchmark { slug } rank } pageInfo { hasNextPage endCursor } } } }"""
+        found = (await graphql.data(query, after=after))["model"]["standings"]
+        paged += found["nodes"]
+        if not found["pageInfo"]["hasNextPage"]:
+            break
+        after = found["pageInfo"]["endCursor"]
+    assert paged == [{"benchmark": r["benchmark"], "rank": r["rank"]} for r in everything]
+    old = await graphql.data('{ model(slug: "qwen-14b") { results(first: 3) { rank } } }')
+    assert [r["rank"] for r in old["model"]["results"]] == [r["rank"] for r in everything[:3]]
 
 
 async def test_unknown_model_is_null(graphql: GraphQLClient) -> None:
