@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated, Generic, TypeVar
 
+import orjson
 import strawberry
 
 from schema.errors import BadUserInput, shown
@@ -17,6 +18,7 @@ MAX_PAGE_SIZE = 100
 MAX_LIST_SLICE = 10_000
 """The most a list's `first` or `last` may ask for; the request's cost is the real limit."""
 _CURSOR_PREFIX = "offset:"
+_KEY_PREFIX = b"after:"
 
 SliceArgument = Annotated[
     int,
@@ -95,15 +97,58 @@ def slice_size(argument: str, value: int, maximum: int = MAX_LIST_SLICE) -> int:
 
 def connection(nodes: list[T], *, at: Page, total_count: int) -> Connection[T]:
     """The connection for `nodes`, the items found at `at` in a list of `total_count`."""
-    edges = [Edge(cursor=encode_cursor(at.offset + i), node=node) for i, node in enumerate(nodes)]
+    return cursor_connection(
+        nodes,
+        [encode_cursor(at.offset + i) for i in range(len(nodes))],
+        has_next_page=at.offset + len(nodes) < total_count,
+        has_previous_page=at.offset > 0,
+        total_count=total_count,
+    )
+
+
+def cursor_connection(
+    nodes: list[T],
+    cursors: list[str],
+    *,
+    has_next_page: bool,
+    has_previous_page: bool,
+    total_count: int,
+) -> Connection[T]:
+    """The connection for `nodes`, each with its cursor."""
+    edges = [Edge(cursor=cursor, node=node) for cursor, node in zip(cursors, nodes, strict=True)]
     return Connection(
         total_count=total_count,
         nodes=nodes,
         edges=edges,
         page_info=PageInfo(
-            has_next_page=at.offset + len(nodes) < total_count,
-            has_previous_page=at.offset > 0,
+            has_next_page=has_next_page,
+            has_previous_page=has_previous_page,
             start_cursor=edges[0].cursor if edges else None,
             end_cursor=edges[-1].cursor if edges else None,
         ),
+    )
+
+
+def encode_key_cursor(order: str, key: list[str | int]) -> str:
+    """A cursor after an item of a list sorted on `key` (keyset paging): its order and key."""
+    return base64.urlsafe_b64encode(_KEY_PREFIX + orjson.dumps([order, *key])).decode()
+
+
+def decode_key_cursor(cursor: str, order: str, length: int) -> list[str | int]:
+    """The key of the item a cursor of `order` points after."""
+    try:
+        text = base64.b64decode(cursor.encode(), altchars=b"-_", validate=True)
+        if text.startswith(_KEY_PREFIX):
+            value = orjson.loads(text[len(_KEY_PREFIX) :])
+            if (
+                isinstance(value, list)
+                and len(value) == length + 1
+                and value[0] == order
+                and all(isinstance(part, str | int) for part in value[1:])
+            ):
+                return value[1:]
+    except (binascii.Error, orjson.JSONDecodeError, ValueError):
+        pass
+    raise BadUserInput(
+        f"`after` is not a cursor this API gave out for this order: {shown(cursor)}."
     )

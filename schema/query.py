@@ -14,8 +14,17 @@ from schema.context import Context
 from schema.enums import Kind, Status
 from schema.errors import BadUserInput, shown
 from schema.model import Model
-from schema.pagination import Connection, connection, page
-from store.queries import BenchmarkFilter
+from schema.pagination import (
+    MAX_PAGE_SIZE,
+    Connection,
+    connection,
+    cursor_connection,
+    decode_key_cursor,
+    encode_key_cursor,
+    page,
+    slice_size,
+)
+from store.queries import ORDER_FIELDS, BenchmarkFilter, Order, order_key
 
 
 @strawberry.input(
@@ -78,13 +87,20 @@ class Query:
         filter: BenchmarkFilterInput | None = None,
         order_by: BenchmarkOrder = BenchmarkOrder.PROMINENCE,
     ) -> Connection[Benchmark]:
-        at = page(first, after)
+        size = slice_size("first", first, MAX_PAGE_SIZE)
+        order: Order = order_by.value  # BenchmarkOrder's values are the store's orders
+        key = None if after is None else decode_key_cursor(after, order, len(ORDER_FIELDS[order]))
         where = filter.to_store_filter() if filter else BenchmarkFilter()
-        docs, total = await info.context.store.benchmark_page(
-            where, order_by.value, at.offset, at.size
+        # One more than asked for says whether a next page exists.
+        docs, total = await info.context.store.benchmark_page(where, order, key, size + 1)
+        shown = docs[:size]
+        return cursor_connection(
+            await benchmarks_from_docs(info.context, shown),
+            [encode_key_cursor(order, order_key(doc, order)) for doc in shown],
+            has_next_page=len(docs) > size,
+            has_previous_page=after is not None,
+            total_count=total,
         )
-        nodes = await benchmarks_from_docs(info.context, docs)
-        return connection(nodes, at=at, total_count=total)
 
     @strawberry.field(description="Every category, by slug, with how many benchmarks it holds.")
     async def categories(self, info: strawberry.Info[Context]) -> list[Category]:

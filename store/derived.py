@@ -5,7 +5,7 @@ They are derived on every write from the data itself, never edited on their own.
 
 from resolvers.leaderboard import leaderboard
 from resolvers.tracking import TrackedModels, model_key, model_keys
-from store.documents import BenchmarkDoc, EntryDoc, ModelDoc, TrackedRankDoc
+from store.documents import BenchmarkDoc, EntryDoc, ModelDoc, SortFieldsDoc, TrackedRankDoc
 
 
 def with_benchmark_keys(doc: BenchmarkDoc, tracked: TrackedModels) -> BenchmarkDoc:
@@ -21,12 +21,24 @@ def with_benchmark_keys(doc: BenchmarkDoc, tracked: TrackedModels) -> BenchmarkD
     return {
         **doc,
         "family": doc["parent"] or doc["slug"],
-        # What the catalog and siblings are ordered by: in use first, then names ignoring case.
-        "retired": 0 if doc["status"] == "IN_USE" else 1,
-        "name_key": doc["name"].casefold(),
+        **sort_fields(doc),
         "entries": entries,
         "scores_refreshed_on": latest["read_on"] if latest else None,
         "tracked_ranks": tracked_ranks(entries, doc["metric"]["higher_is_better"], tracked),
+    }
+
+
+def sort_fields(doc: BenchmarkDoc) -> SortFieldsDoc:
+    """What catalogs and siblings are ordered by, each field ascending (store.queries)."""
+    released = doc["released_on"]
+    return {
+        "retired": 0 if doc["status"] == "IN_USE" else 1,  # in use first
+        "demotion": -doc["prominence"],  # higher prominence first
+        "name_key": doc["name"].casefold(),  # names ignoring case
+        # Newest release first, unknown last: a month counted down from 9999-12.
+        "release_key": "~"
+        if released is None
+        else f"{9999 - int(released[:4]):04d}-{12 - int(released[5:7]):02d}",
     }
 
 

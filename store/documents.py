@@ -73,6 +73,15 @@ class TrackedRankDoc(TypedDict):
     rank: int
 
 
+class SortFieldsDoc(TypedDict):
+    """What catalogs and siblings are ordered by, each ascending (see store.derived)."""
+
+    retired: int
+    demotion: int
+    name_key: str
+    release_key: str
+
+
 class BenchmarkDoc(TypedDict):
     slug: str
     name: str
@@ -105,9 +114,11 @@ class BenchmarkDoc(TypedDict):
     # Slug of the family's root (the parent, or the benchmark itself), kept by the store
     # so a benchmark's parent and tracks come back with it in one query.
     family: NotRequired[str]
-    # What catalogs and siblings are ordered by: 0 in use, 1 not; the name, case folded.
+    # What catalogs and siblings are ordered by (store.derived.sort_fields).
     retired: NotRequired[int]
+    demotion: NotRequired[int]
     name_key: NotRequired[str]
+    release_key: NotRequired[str]
     # Each tracked model's place on the current leaderboard, best first: a model's results
     # are paged in that order.
     tracked_ranks: NotRequired[list[TrackedRankDoc]]

@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from pymongo import ASCENDING, DESCENDING, IndexModel
+from pymongo import ASCENDING, IndexModel
 
 BENCHMARK_INDEXES = [
     IndexModel([("slug", ASCENDING)], unique=True, name="slug_unique"),
@@ -11,18 +11,17 @@ BENCHMARK_INDEXES = [
         [
             ("category.slug", ASCENDING),
             ("retired", ASCENDING),
-            ("prominence", DESCENDING),
+            ("demotion", ASCENDING),
             ("name_key", ASCENDING),
             ("slug", ASCENDING),
         ],
         name="category_siblings",
     ),
     IndexModel(
-        [("retired", ASCENDING), ("prominence", DESCENDING), ("name_key", ASCENDING)],
-        name="by_prominence",
+        [(f, ASCENDING) for f in ("retired", "demotion", "name_key", "slug")], name="by_prominence"
     ),
     IndexModel([("name_key", ASCENDING), ("slug", ASCENDING)], name="by_name"),
-    IndexModel([("released_on", DESCENDING), ("name_key", ASCENDING)], name="by_release"),
+    IndexModel([(f, ASCENDING) for f in ("release_key", "name_key", "slug")], name="by_release"),
     IndexModel([("family", ASCENDING)], name="family"),
     IndexModel([("entries.model_key", ASCENDING)], name="entry_model_key"),
     IndexModel([("tracked_ranks.model", ASCENDING)], name="tracked_model"),

@@ -3,6 +3,7 @@
 import re
 from typing import Any
 
+from pymongo import ASCENDING
 from pymongo.errors import BulkWriteError, DuplicateKeyError
 
 from store.changes import DataVersion, follow_changes
@@ -18,6 +19,7 @@ from store.documents import (
     TrackedRankDoc,
 )
 from store.queries import (
+    ORDER_FIELDS,
     PROVENANCE_ID,
     SITE_FIGURES_ID,
     AlreadyExists,
@@ -28,12 +30,9 @@ from store.queries import (
     Write,
 )
 
-# The orders of a catalog (store.queries.Order), on fields the store keeps (store.derived).
+# The orders of a catalog (store.queries.ORDER_FIELDS), on fields the store keeps.
 ORDERS: dict[str, list[tuple[str, int]]] = {
-    "prominence": [("retired", 1), ("prominence", -1), ("name_key", 1), ("slug", 1)],
-    "name": [("name_key", 1), ("slug", 1)],
-    # Descending puts the benchmarks of unknown release (null) last.
-    "newest_release": [("released_on", -1), ("name_key", 1), ("slug", 1)],
+    order: [(field, ASCENDING) for field in fields] for order, fields in ORDER_FIELDS.items()
 }
 NO_ID = {"_id": 0}
 WITHOUT_HISTORY = {"_id": 0, "history": 0}
@@ -185,19 +184,17 @@ class MongoStore:
         return list(await cursor.to_list(None))
 
     async def benchmark_page(
-        self, where: BenchmarkFilter, order: Order, offset: int, limit: int
+        self, where: BenchmarkFilter, order: Order, after: list[Any] | None, limit: int
     ) -> tuple[list[BenchmarkDoc], int]:
-        """A page of the catalog, in `order`, and how many benchmarks match in all."""
+        """Up to `limit` benchmarks of the catalog in `order`, after the one whose order key is
+        `after` (an index seek: keyset paging), and how many match in all."""
         query = _filter_query(where)
         total = await self.db.benchmarks.count_documents(query)
         if limit == 0:  # MongoDB reads limit(0) as no limit at all
             return [], total
-        cursor = (
-            self.db.benchmarks.find(query, WITHOUT_HISTORY)
-            .sort(ORDERS[order])
-            .skip(offset)
-            .limit(limit)
-        )
+        if after is not None:
+            query = {"$and": [query, _after(ORDER_FIELDS[order], after)]}
+        cursor = self.db.benchmarks.find(query, WITHOUT_HISTORY).sort(ORDERS[order]).limit(limit)
         return await cursor.to_list(None), total
 
     async def model_results(
@@ -338,6 +335,17 @@ def _filter_query(where: BenchmarkFilter) -> dict[str, Any]:
     if where.name_contains:
         query["name"] = {"$regex": re.escape(where.name_contains), "$options": "i"}
     return query
+
+
+def _after(fields: tuple[str, ...], key: list[Any]) -> dict[str, Any]:
+    """What comes after `key` in the order of `fields`: greater in the first field that
+    differs, and equal in every field before it."""
+    return {
+        "$or": [
+            {**dict(zip(fields[:i], key[:i], strict=True)), fields[i]: {"$gt": key[i]}}
+            for i in range(len(fields))
+        ]
+    }
 
 
 def _taken(error: BulkWriteError) -> dict[str, Any]:

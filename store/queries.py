@@ -78,6 +78,19 @@ Order = Literal["prominence", "name", "newest_release"]
 """A catalog's order, each ending with the name and slug so that it is total:
 prominence (in use first, then higher prominence), name, or newest release (unknown last)."""
 
+ORDER_FIELDS: dict[str, tuple[str, ...]] = {
+    "prominence": ("retired", "demotion", "name_key", "slug"),
+    "name": ("name_key", "slug"),
+    "newest_release": ("release_key", "name_key", "slug"),
+}
+"""The fields each order sorts on, all ascending (store.derived makes them), so that one index
+serves the order and a page after a cursor is found by seeking it: keyset paging."""
+
+
+def order_key(doc: BenchmarkDoc, order: Order) -> list[Any]:
+    """Where a benchmark stands in `order`: the values a cursor after it carries."""
+    return [doc[field] for field in ORDER_FIELDS[order]]  # type: ignore[literal-required]
+
 
 class Store(Protocol):
     """The almanac's collections. Each public coroutine is one round trip (or transaction)."""
@@ -101,7 +114,7 @@ class Store(Protocol):
     async def neighbourhoods(self, requests: list[NeighbourhoodRequest]) -> list[Neighbourhood]: ...
     async def benchmarks_with_model_keys(self, keys: list[str]) -> list[BenchmarkDoc]: ...
     async def benchmark_page(
-        self, where: BenchmarkFilter, order: Order, offset: int, limit: int
+        self, where: BenchmarkFilter, order: Order, after: list[Any] | None, limit: int
     ) -> tuple[list[BenchmarkDoc], int]: ...
     async def benchmark_parents(self) -> dict[str, str | None]: ...
     async def categories(self) -> list[CategoryCountDoc]: ...

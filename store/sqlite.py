@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 import orjson
 
 from store.changes import DataVersion
+from store.derived import sort_fields
 from store.documents import (
     ApiKeyDoc,
     BenchmarkDoc,
@@ -36,6 +37,7 @@ from store.documents import (
     TrackedRankDoc,
 )
 from store.queries import (
+    ORDER_FIELDS,
     PROVENANCE_ID,
     SITE_FIGURES_ID,
     AlreadyExists,
@@ -58,24 +60,25 @@ CREATE TABLE IF NOT EXISTS benchmarks (
     slug TEXT PRIMARY KEY,
     revision INTEGER NOT NULL,
     name TEXT NOT NULL,
-    name_key TEXT NOT NULL,           -- the name, case folded: the order of names
     category TEXT NOT NULL,
     family TEXT NOT NULL,             -- the parent's slug, or the benchmark's own
     status TEXT NOT NULL,
-    retired INTEGER NOT NULL,         -- 0 in use, 1 not: in use first
-    prominence INTEGER NOT NULL,
-    released_on TEXT,
+    -- What the orders sort on, each ascending (store.derived.sort_fields)
+    retired INTEGER NOT NULL,
+    demotion INTEGER NOT NULL,
+    name_key TEXT NOT NULL,
+    release_key TEXT NOT NULL,
     kind TEXT,
     lab TEXT,
     doc BLOB NOT NULL,
     history BLOB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS benchmarks_by_prominence
-    ON benchmarks (retired, prominence DESC, name_key, slug);
+    ON benchmarks (retired, demotion, name_key, slug);
 CREATE INDEX IF NOT EXISTS benchmarks_by_name ON benchmarks (name_key, slug);
-CREATE INDEX IF NOT EXISTS benchmarks_by_release ON benchmarks (released_on DESC, name_key, slug);
+CREATE INDEX IF NOT EXISTS benchmarks_by_release ON benchmarks (release_key, name_key, slug);
 CREATE INDEX IF NOT EXISTS benchmarks_in_category
-    ON benchmarks (category, retired, prominence DESC, name_key, slug);
+    ON benchmarks (category, retired, demotion, name_key, slug);
 CREATE INDEX IF NOT EXISTS benchmarks_in_family ON benchmarks (family);
 CREATE INDEX IF NOT EXISTS benchmarks_by_lab ON benchmarks (lab);
 CREATE TABLE IF NOT EXISTS benchmark_models (
@@ -114,18 +117,13 @@ CREATE TABLE IF NOT EXISTS api_keys (
 CREATE TABLE IF NOT EXISTS site (id TEXT PRIMARY KEY, doc BLOB NOT NULL);
 """
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 BENCHMARK_COLUMNS = (
-    "slug, revision, name, name_key, category, family, status, retired, prominence, released_on, "
+    "slug, revision, name, category, family, status, retired, demotion, name_key, release_key, "
     "kind, lab, doc, history"
 )
-# The orders of a catalog, each ending with name and slug so that it is total (store.queries).
-ORDERS = {
-    "prominence": "retired, prominence DESC, name_key, slug",
-    "name": "name_key, slug",
-    "newest_release": "released_on IS NULL, released_on DESC, name_key, slug",
-}
-IN_USE = "IN_USE"
+# The orders of a catalog (store.queries.ORDER_FIELDS), as SQL.
+ORDERS = {order: ", ".join(fields) for order, fields in ORDER_FIELDS.items()}
 SLUGGED = {"labs", "categories"}
 
 
@@ -354,9 +352,10 @@ class SqliteStore:
         return await self._benchmarks(where, keys, close=")")
 
     async def benchmark_page(
-        self, where: BenchmarkFilter, order: Order, offset: int, limit: int
+        self, where: BenchmarkFilter, order: Order, after: list[Any] | None, limit: int
     ) -> tuple[list[BenchmarkDoc], int]:
-        """A page of the catalog, in `order`, and how many benchmarks match in all."""
+        """Up to `limit` benchmarks of the catalog in `order`, after the one whose order key is
+        `after` (an index seek: keyset paging), and how many match in all."""
         conditions, parameters = [], []
         for column, value in (
             ("category", where.category),
@@ -372,13 +371,19 @@ class SqliteStore:
             parameters.append(where.name_contains.casefold())
         matching = " WHERE " + " AND ".join(conditions) if conditions else ""
 
+        seek, values = "", []
+        if after is not None:
+            marks = ", ".join("?" * len(after))
+            seek = f"{' AND' if conditions else ' WHERE'} ({ORDERS[order]}) > ({marks})"
+            values = after
+
         def read(connection: sqlite3.Connection) -> tuple[list[BenchmarkDoc], int]:
             total = connection.execute(
                 f"SELECT count(*) FROM benchmarks{matching}", parameters
             ).fetchone()[0]
             rows = connection.execute(
-                f"SELECT doc FROM benchmarks{matching} ORDER BY {ORDERS[order]} LIMIT ? OFFSET ?",
-                [*parameters, limit, offset],
+                f"SELECT doc FROM benchmarks{matching}{seek} ORDER BY {ORDERS[order]} LIMIT ?",
+                [*parameters, *values, limit],
             ).fetchall()
             return [orjson.loads(blob) for (blob,) in rows], total
 
@@ -649,6 +654,7 @@ def _insert(connection: sqlite3.Connection, collection: str, doc: Any) -> None:
 def _insert_benchmark(connection: sqlite3.Connection, doc: BenchmarkDoc) -> None:
     stored = {k: v for k, v in doc.items() if k != "history"}
     made_by = doc["made_by"]
+    order = sort_fields(doc)
     connection.execute(
         f"INSERT INTO benchmarks ({BENCHMARK_COLUMNS}) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -656,13 +662,13 @@ def _insert_benchmark(connection: sqlite3.Connection, doc: BenchmarkDoc) -> None
             doc["slug"],
             doc["revision"],
             doc["name"],
-            doc["name"].casefold(),
             doc["category"]["slug"],
             doc["parent"] or doc["slug"],
             doc["status"],
-            0 if doc["status"] == IN_USE else 1,
-            doc["prominence"],
-            doc["released_on"],
+            order["retired"],
+            order["demotion"],
+            order["name_key"],
+            order["release_key"],
             doc["kind"],
             None if made_by is None else made_by["slug"],
             _dumps(stored),

@@ -57,6 +57,37 @@ async def test_paging_walks_the_whole_list_once(graphql: GraphQLClient) -> None:
     assert seen == SIBLINGS_BY_PROMINENCE + FAMILY_BY_NAME
 
 
+async def test_a_cursor_holds_its_place_when_benchmarks_are_added_before_it(
+    admin: GraphQLClient,
+) -> None:
+    """Keyset cursors: the next page starts after the item the cursor names, whatever was
+    added or removed before it meanwhile (an offset would repeat or skip items)."""
+    first = (await admin.data(LIST, first=4, order="NAME"))["benchmarks"]
+    named = [node["slug"] for node in first["nodes"]]
+    await admin.data(
+        """mutation { createBenchmark(slug: "aaa-first", input: {name: "AAA first",
+             metric: {name: "Accuracy", unit: PERCENT}, category: "tool-use"}) { slug } }"""
+    )
+    after = first["pageInfo"]["endCursor"]
+    rest = await admin.data(LIST, first=100, after=after, order="NAME")
+    following = [node["slug"] for node in rest["benchmarks"]["nodes"]]
+    assert "aaa-first" not in following
+    assert not set(named) & set(following)
+    assert len(named) + len(following) == 11
+    assert rest["benchmarks"]["totalCount"] == 12
+
+
+async def test_a_cursor_of_another_order_or_forged_is_bad_input(graphql: GraphQLClient) -> None:
+    import base64
+
+    by_name = (await graphql.data(LIST, first=2, order="NAME"))["benchmarks"]["pageInfo"]
+    forged = base64.urlsafe_b64encode(b'after:["prominence",{"$gt":""},1,"a","b"]').decode()
+    for cursor in (by_name["endCursor"], forged, "b2Zmc2V0OjQ="):
+        body = await graphql(LIST, first=2, after=cursor, order="PROMINENCE")
+        assert body["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT", body
+        assert "not a cursor this API gave out" in body["errors"][0]["message"]
+
+
 async def test_nodes_carry_their_tracked_leader(graphql: GraphQLClient) -> None:
     data = await graphql.data(LIST, first=2, order="PROMINENCE")
     leaders = [node["trackedLeader"]["modelName"] for node in data["benchmarks"]["nodes"]]

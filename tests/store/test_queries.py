@@ -9,7 +9,7 @@ import pytest
 from editing.changes import Catalog, Stamp, changed_benchmark
 from editing.inputs import BenchmarkFields, parse
 from store.documents import BenchmarkDoc
-from store.queries import BenchmarkFilter, NeighbourhoodRequest, Store
+from store.queries import BenchmarkFilter, NeighbourhoodRequest, Store, order_key
 
 STAMP = Stamp(by="test", at=datetime(2026, 11, 30, tzinfo=UTC))
 
@@ -96,12 +96,17 @@ async def test_the_catalog_is_ordered_and_paged_in_the_store(
     ordered: Store, order: Any, expected: list[str]
 ) -> None:
     where = BenchmarkFilter(category="orders")
-    page, total = await ordered.benchmark_page(where, order, 0, 100)
+    page, total = await ordered.benchmark_page(where, order, None, 100)
     assert [doc["slug"] for doc in page] == expected
     assert total == 8
-    later, _ = await ordered.benchmark_page(where, order, 3, 2)
+    # After a benchmark: a seek to its place in the order, wherever it is.
+    later, _ = await ordered.benchmark_page(where, order, order_key(page[2], order), 2)
     assert [doc["slug"] for doc in later] == expected[3:5]
-    named, count = await ordered.benchmark_page(BenchmarkFilter(name_contains="SAME"), order, 0, 9)
+    last, _ = await ordered.benchmark_page(where, order, order_key(page[-1], order), 2)
+    assert last == []
+    named, count = await ordered.benchmark_page(
+        BenchmarkFilter(name_contains="SAME"), order, None, 9
+    )
     assert count == 2
     assert [doc["slug"] for doc in named] == ["same-1", "same-2"]
 
