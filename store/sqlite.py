@@ -273,21 +273,7 @@ class SqliteStore:
 
     async def revoke_api_key(self, name: str, at: str) -> bool:
         """Revoke the key called `name`; False if there is no such key still in force."""
-
-        def write(connection: sqlite3.Connection) -> bool:
-            row = connection.execute(
-                "SELECT doc FROM api_keys WHERE name = ? AND revoked_at IS NULL", (name,)
-            ).fetchone()
-            if row is None:
-                return False
-            doc = {**orjson.loads(row[0]), "revoked_at": at}
-            connection.execute(
-                "UPDATE api_keys SET revoked_at = ?, doc = ? WHERE name = ?",
-                (at, _dumps(doc), name),
-            )
-            return True
-
-        revoked = await self._write(write)
+        revoked = await self._change_api_key(name, lambda doc: {**doc, "revoked_at": at})
         if revoked:
             self.version.bump()
         return revoked
@@ -295,16 +281,28 @@ class SqliteStore:
     async def set_api_key_budget(self, name: str, budget: BudgetDoc | None) -> bool:
         """Give the key called `name` its own budget, or the configured one again (None)."""
 
+        def with_budget(doc: dict[str, Any]) -> dict[str, Any]:
+            kept = {key: value for key, value in doc.items() if key != "budget"}
+            return kept if budget is None else {**kept, "budget": budget}
+
+        return await self._change_api_key(name, with_budget)
+
+    async def _change_api_key(
+        self, name: str, change: Callable[[dict[str, Any]], dict[str, Any]]
+    ) -> bool:
+        """Rewrite the key called `name` as `change` makes it; False if none is in force."""
+
         def write(connection: sqlite3.Connection) -> bool:
             row = connection.execute(
                 "SELECT doc FROM api_keys WHERE name = ? AND revoked_at IS NULL", (name,)
             ).fetchone()
             if row is None:
                 return False
-            doc = {k: v for k, v in orjson.loads(row[0]).items() if k != "budget"}
-            if budget is not None:
-                doc["budget"] = budget
-            connection.execute("UPDATE api_keys SET doc = ? WHERE name = ?", (_dumps(doc), name))
+            doc = change(orjson.loads(row[0]))
+            connection.execute(
+                "UPDATE api_keys SET revoked_at = ?, doc = ? WHERE name = ?",
+                (doc["revoked_at"], _dumps(doc), name),
+            )
             return True
 
         return await self._write(write)
