@@ -23,7 +23,6 @@ from limits.budgets import LocalBudgets
 from limits.redis_budgets import RedisBudgets
 from schema.errors import INTERNAL_ERROR_MESSAGE, INTERNAL_SERVER_ERROR
 from server.api_keys import kept_key
-from server.body_deadline import BodyDeadlineMiddleware
 from server.errors import http_error
 from server.graphiql import asset_endpoint
 from server.graphql_endpoint import GraphQLEndpoint, Services
@@ -79,10 +78,7 @@ def create_app(settings: Settings, store: Store | None = None) -> Starlette:
             Route("/healthz", healthz),
             Route("/readyz", readyz),
         ],
-        middleware=[
-            Middleware(BodyDeadlineMiddleware, seconds=settings.body_timeout_seconds),
-            *cors(settings),
-        ],
+        middleware=cors(settings),
         lifespan=lifespan,
     )
     app.state.store = store

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from graphql import DocumentNode, GraphQLError, OperationType, get_operation_ast
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
@@ -126,6 +126,8 @@ class GraphQLEndpoint:
             response = await self.refused(request, refusal)
         except BodyTooLarge:
             response = await self.refused(request, HTTPRefusal(413, too_large))
+        except ClientDisconnect:
+            return  # Gone (or let go for a body too slow): there is no one to answer.
         await response(scope, receive, send)
 
     async def respond(self, request: Request) -> Response:

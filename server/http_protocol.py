@@ -11,7 +11,9 @@ and header lines are unlimited in size and number. This protocol adds, per conne
 - a cap on open connections: one over it is answered 503 at once and closed, so its socket is
   freed and the process keeps file descriptors for the clients it serves.
 
-A request's body has its deadline in `server.body_deadline`, where the app answers it.
+- a deadline for a request's body, from its head: 408, then the connection is closed (armed only
+  when a read ends with the body incomplete, so most requests never pay for a timer).
+
 Every refusal is a GraphQL-shaped JSON error, like the app's own.
 """
 
@@ -45,6 +47,7 @@ LINGER_SECONDS = 2.0
 @dataclass(frozen=True)
 class ConnectionLimits:
     head_timeout_seconds: float
+    body_timeout_seconds: float
     max_head_bytes: int
     max_header_lines: int
     max_connections: int
@@ -57,6 +60,7 @@ def connection_limits() -> ConnectionLimits:
     descriptors, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     return ConnectionLimits(
         head_timeout_seconds=settings.header_timeout_seconds,
+        body_timeout_seconds=settings.body_timeout_seconds,
         max_head_bytes=settings.max_header_bytes,
         max_header_lines=settings.max_header_lines,
         max_connections=min(settings.max_connections, descriptors - RESERVED_DESCRIPTORS),
@@ -87,6 +91,8 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self.head_bytes = 0
         self.header_lines = 0
         self.head_deadline: asyncio.TimerHandle | None = None
+        self.reading_body = False
+        self.body_deadline: asyncio.TimerHandle | None = None
         self.lingering = False
         super().connection_made(transport)
         if len(self.connections) > self.limits.max_connections:
@@ -96,17 +102,24 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.cancel_head_deadline()
+        self.cancel_body_deadline()
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
         if self.lingering:
             return
         super().data_received(data)
+        if self.transport.is_closing():
+            return
         # A head still incomplete after this data: count it, as the parser holds it in memory.
-        if self.reading_head and not self.transport.is_closing():
+        if self.reading_head:
             self.head_bytes += len(data)
             if self.head_bytes > self.limits.max_head_bytes:
                 self.refuse_large_head()
+        elif self.reading_body and self.body_deadline is None:
+            self.body_deadline = self.loop.call_later(
+                self.limits.body_timeout_seconds, self.body_too_slow
+            )
 
     # Parser callbacks
     def on_message_begin(self) -> None:
@@ -134,7 +147,13 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         elif head > self.limits.max_head_bytes:
             self.refuse_large_head()
         else:
+            self.reading_body = True
             super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        self.reading_body = False
+        self.cancel_body_deadline()
+        super().on_message_complete()
 
     # Deadlines and refusals
     def arm_head_deadline(self) -> None:
@@ -157,6 +176,21 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         seconds = self.limits.head_timeout_seconds
         self.refuse(408, f"The request's head did not arrive within {seconds:g} seconds.")
 
+    def cancel_body_deadline(self) -> None:
+        if self.body_deadline is not None:
+            self.body_deadline.cancel()
+            self.body_deadline = None
+
+    def body_too_slow(self) -> None:
+        """The body did not arrive in time: the app, waiting for it, is told the client left."""
+        self.body_deadline = None
+        if self.cycle is not None and not self.cycle.response_started:
+            seconds = self.limits.body_timeout_seconds
+            self.cycle.disconnected = True
+            self.cycle.message_event.set()
+            self.reading_body = False
+            self.refuse(408, f"The request's body did not arrive within {seconds:g} seconds.")
+
     def refuse_large_head(self) -> None:
         self.refuse(
             431,
@@ -166,12 +200,18 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     @property
     def responding(self) -> bool:
-        return self.cycle is not None and not self.cycle.response_complete
+        """Whether the app is answering a request: only it may write to the client then."""
+        return (
+            self.cycle is not None
+            and self.cycle.response_started
+            and not self.cycle.response_complete
+        )
 
     def refuse(self, status: int, message: str) -> None:
         """Answer with a GraphQL-shaped error and close the connection."""
         self.reading_head = False
         self.cancel_head_deadline()
+        self.cancel_body_deadline()
         if self.transport.is_closing() or self.lingering:
             return
         if self.responding or not self.transport.can_write_eof():
