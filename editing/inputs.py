@@ -31,7 +31,7 @@ _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 M = TypeVar("M", bound=BaseModel)
 
 # Bounds on what the almanac holds, so that every list a query returns has a known largest
-# size, which its cost uses (limits/cost.py, docs/partners.md).
+# size, which its cost uses (request_limits/cost.py, docs/partners.md).
 MAX_READ_ROWS = 10_000
 MAX_TRACKS = 20
 MAX_CATEGORIES = 500

@@ -1,4 +1,4 @@
-"""Running the document the HTTP layer has already parsed and checked (see limits/)."""
+"""Running the document the HTTP layer has already parsed and checked (see request_limits/)."""
 
 from collections.abc import Iterator
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from strawberry.dataloader import DataLoader
 
-from limits.budgets import BucketPolicy
+from request_limits.budgets import BucketPolicy
 from resolvers.tracking import index_by_key, model_key
 from store.documents import BenchmarkDoc, EntryDoc, ModelDoc
 from store.queries import Neighbourhood, NeighbourhoodRequest, Store

@@ -15,7 +15,7 @@ BAD_USER_INPUT = "BAD_USER_INPUT"
 INTERNAL_SERVER_ERROR = "INTERNAL_SERVER_ERROR"
 UNAUTHENTICATED = "UNAUTHENTICATED"
 FORBIDDEN = "FORBIDDEN"
-# Refusals before execution (see limits/): each limit has its own code.
+# Refusals before execution (see request_limits/): each limit has its own code.
 TOO_MANY_TOKENS = "TOO_MANY_TOKENS"
 FRAGMENT_CYCLE = "FRAGMENT_CYCLE"
 MAX_DEPTH_EXCEEDED = "MAX_DEPTH_EXCEEDED"

@@ -15,7 +15,7 @@ import secrets
 from datetime import UTC, datetime
 from pathlib import Path
 
-from limits.budgets import BucketPolicy
+from request_limits.budgets import BucketPolicy
 from schema.context import Identity
 from store.documents import ApiKeyDoc, BudgetDoc
 from store.queries import AlreadyExists, Store

@@ -19,8 +19,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, request_response
 
 from editing.importer import seed
-from limits.budgets import LocalBudgets
-from limits.redis_budgets import RedisBudgets
+from request_limits.budgets import LocalBudgets
+from request_limits.redis_budgets import RedisBudgets
 from schema.errors import INTERNAL_ERROR_MESSAGE, INTERNAL_SERVER_ERROR
 from server.api_keys import kept_key
 from server.errors import http_error

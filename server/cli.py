@@ -19,7 +19,7 @@ from editing.changes import Stamp
 from editing.dataset import export_dataset, read_dataset
 from editing.errors import InvalidInput
 from editing.importer import ImportSummary, import_dataset, item_count, seed
-from limits.budgets import BucketPolicy
+from request_limits.budgets import BucketPolicy
 from schema.stability import breaking_changes, published_sdl
 from server.api_keys import SCOPES, create_key, revoke_key, set_budget
 from server.http_protocol import GuardedHttpToolsProtocol, raise_descriptor_limit

@@ -2,7 +2,7 @@
 
 A request's path: body size limit → credentials → the GraphQL request(s) read off HTTP → for
 each operation, its document (sent, or persisted) is checked and costed before anything runs
-(limits/) → the client's budget is charged once for the whole request → each operation runs
+(request_limits/) → the client's budget is charged once for the whole request → each operation runs
 under the deadline, or reuses the answer computed for the same data → one response with each
 operation's cost, the budget left in the rate-limit headers, and for a GET query an ETag.
 """
@@ -18,10 +18,10 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
-from limits.bounded_cache import BoundedCache
-from limits.budgets import Allowance, Budgets
-from limits.cost import REFUSED_COST, SliceOutOfRange, query_cost
-from limits.document import DocumentChecker, DocumentRefused
+from request_limits.bounded_cache import BoundedCache
+from request_limits.budgets import Allowance, Budgets
+from request_limits.cost import REFUSED_COST, SliceOutOfRange, query_cost
+from request_limits.document import DocumentChecker, DocumentRefused
 from schema import Context, Identity, new_context, schema
 from schema.errors import (
     BAD_USER_INPUT,

@@ -18,7 +18,7 @@ import orjson
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from limits.bounded_cache import BoundedCache
+from request_limits.bounded_cache import BoundedCache
 from schema.errors import (
     DOCUMENT_NOT_TRUSTED,
     PERSISTED_QUERY_HASH_MISMATCH,

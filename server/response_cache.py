@@ -9,7 +9,7 @@ operations' texts and variables included.
 import sys
 from dataclasses import dataclass
 
-from limits.bounded_cache import BoundedCache
+from request_limits.bounded_cache import BoundedCache
 
 OperationKey = tuple[str, str | None, bytes]
 

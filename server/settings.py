@@ -7,8 +7,8 @@ from typing import Annotated, Self
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from limits.budgets import BucketPolicy
-from limits.document import DocumentLimits
+from request_limits.budgets import BucketPolicy
+from request_limits.document import DocumentLimits
 
 GRAPHIQL_PACKAGES = Path(__file__).parent / "graphiql" / "node_modules"
 

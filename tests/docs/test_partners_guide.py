@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from graphql import GraphQLList, GraphQLNonNull
 
-from limits.cost import BOUNDED_LISTS, SLICING_ARGUMENTS
+from request_limits.cost import BOUNDED_LISTS, SLICING_ARGUMENTS
 from schema import schema
 from server.settings import Settings
 from tests.conftest import live_almanac

@@ -8,7 +8,7 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 
-from limits.budgets import BucketPolicy
+from request_limits.budgets import BucketPolicy
 from server.api_keys import create_key, set_budget
 from server.app import create_app
 from server.settings import Settings

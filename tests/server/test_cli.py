@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from editing.dataset import export_dataset
-from limits.budgets import BucketPolicy
+from request_limits.budgets import BucketPolicy
 from schema import Identity
 from schema.stability import published_sdl
 from server.api_keys import InvalidCredentials, authenticate

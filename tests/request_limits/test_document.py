@@ -6,7 +6,7 @@ import traceback
 import pytest
 from graphql import get_introspection_query, parse
 
-from limits.document import (
+from request_limits.document import (
     DocumentChecker,
     DocumentLimits,
     DocumentRefused,

@@ -30,7 +30,7 @@ from graphql import (
 )
 from graphql.validation.validate import ValidationAbortedError
 
-from limits.bounded_cache import BoundedCache
+from request_limits.bounded_cache import BoundedCache
 from schema.errors import (
     BAD_USER_INPUT,
     FRAGMENT_CYCLE,

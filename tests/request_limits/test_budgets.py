@@ -5,8 +5,8 @@ from collections.abc import AsyncIterator
 import pytest
 from redis.asyncio import Redis
 
-from limits.budgets import BucketPolicy, Budgets, LocalBudgets
-from limits.redis_budgets import RedisBudgets
+from request_limits.budgets import BucketPolicy, Budgets, LocalBudgets
+from request_limits.redis_budgets import RedisBudgets
 
 POLICY = BucketPolicy(capacity=100, restore_rate=10)
 

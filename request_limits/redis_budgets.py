@@ -14,7 +14,7 @@ from collections.abc import Callable
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from limits.budgets import Allowance, BucketPolicy, LocalBudgets
+from request_limits.budgets import Allowance, BucketPolicy, LocalBudgets
 
 log = logging.getLogger("almanac.limits")
 

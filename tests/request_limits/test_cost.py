@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 from graphql import GraphQLInterfaceType, GraphQLList, GraphQLNonNull, GraphQLObjectType, parse
 
-from limits.cost import (
+from request_limits.cost import (
     BOUNDED_LISTS,
     MUTATION_COST,
     SLICING_ARGUMENTS,
@@ -101,7 +101,7 @@ def test_fragments_count_on_their_own_type() -> None:
 
 
 def test_doubling_fragments_cost_what_they_return_computed_at_once() -> None:
-    from tests.limits.test_document import doubling_fragments
+    from tests.request_limits.test_document import doubling_fragments
 
     # parent (1) and tracks (20 of them) at every level: 21**levels, and never walked path by path.
     levels = 40
