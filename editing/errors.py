@@ -4,6 +4,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from api_errors import ApiError, ErrorCode
+
 Location = tuple[str | int, ...]
 """Where in the input a problem is, e.g. ("entries", 3, "score")."""
 
@@ -22,19 +24,12 @@ def dotted(location: Location) -> str:
     return text
 
 
-class EditError(Exception):
+class EditError(ApiError):
     """A change the client asked for that cannot be made; nothing was written."""
-
-    code = "BAD_USER_INPUT"
-
-    def extensions(self) -> dict[str, Any]:
-        return {}
 
 
 class InvalidInput(EditError):
     """The input breaks a rule: each problem names the field or row (by index) at fault."""
-
-    code = "BAD_USER_INPUT"
 
     def __init__(self, problems: Sequence[Problem]) -> None:
         self.problems = list(problems)
@@ -62,7 +57,7 @@ class InvalidInput(EditError):
 class Conflict(EditError):
     """The document is not at the revision the writer expected: someone changed it first."""
 
-    code = "CONFLICT"
+    code = ErrorCode.CONFLICT
 
     def __init__(self, message: str, *, current_revision: int | None) -> None:
         super().__init__(message)
@@ -73,4 +68,4 @@ class Conflict(EditError):
 
 
 class NotFound(EditError):
-    code = "NOT_FOUND"
+    code = ErrorCode.NOT_FOUND

@@ -12,6 +12,7 @@
 """
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from graphql import (
@@ -19,6 +20,7 @@ from graphql import (
     FieldNode,
     FragmentDefinitionNode,
     FragmentSpreadNode,
+    GraphQLArgument,
     GraphQLField,
     GraphQLInterfaceType,
     GraphQLList,
@@ -35,26 +37,29 @@ from graphql import (
     VariableNode,
     get_named_type,
     get_operation_ast,
+    value_from_ast,
 )
 
-from editing.inputs import MAX_CATEGORIES, MAX_MODEL_CARD_REPORTS, MAX_TRACKS
-from schema.pagination import MAX_LIST_SLICE, MAX_PAGE_SIZE
+from api_errors import ApiError
 
 MUTATION_COST = 10
 REFUSED_COST = 1
 """What a refused request is charged, and the least any request is: none is free, so no client
 can send an unlimited number of them."""
-BOUNDED_LISTS: dict[tuple[str, str], int] = {
-    ("Query", "categories"): MAX_CATEGORIES,
-    ("Benchmark", "tracks"): MAX_TRACKS,
-    ("ModelCardReports", "nodes"): MAX_MODEL_CARD_REPORTS,
-}
 SLICING_ARGUMENTS = ("first", "last")
 SLICED_FIELDS = ("nodes", "edges")
 
 
-class SliceOutOfRange(Exception):
-    """A `first` or `last` outside what its field allows: the request may not run."""
+@dataclass(frozen=True)
+class ListSizes:
+    """What the schema promises of its lists' sizes."""
+
+    bounded: Mapping[tuple[str, str], int]
+    """The most items each unsliced list holds, by (type, field): bounded when written."""
+    max_slice: int
+    """The most a plain list's `first` or `last` may ask for."""
+    max_page: int
+    """The most a connection's `first` may ask for."""
 
 
 def query_cost(
@@ -62,15 +67,20 @@ def query_cost(
     document: DocumentNode,
     operation_name: str | None,
     variables: Mapping[str, Any] | None,
+    sizes: ListSizes,
 ) -> int:
-    """The cost of the operation the request runs (0 if the document names none such)."""
+    """The cost of the operation the request runs (0 if the document names none such).
+
+    A `first` or `last` outside what its field allows is refused (`ApiError`): the request may
+    not run.
+    """
     operation = get_operation_ast(document, operation_name)
     if operation is None:
         return 0
     root = schema.get_root_type(operation.operation)
     if root is None:
         return 0
-    walk = _CostWalk(schema, document, variables or {})
+    walk = _CostWalk(schema, document, variables or {}, sizes)
     cost = walk.selection_cost(operation.selection_set, root, slice_size=None)
     if operation.operation is OperationType.MUTATION:
         writes = [s for s in operation.selection_set.selections if isinstance(s, FieldNode)]
@@ -80,9 +90,14 @@ def query_cost(
 
 class _CostWalk:
     def __init__(
-        self, schema: GraphQLSchema, document: DocumentNode, variables: Mapping[str, Any]
+        self,
+        schema: GraphQLSchema,
+        document: DocumentNode,
+        variables: Mapping[str, Any],
+        sizes: ListSizes,
     ) -> None:
         self.schema = schema
+        self.sizes = sizes
         self.fragments = {
             d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)
         }
@@ -137,14 +152,14 @@ class _CostWalk:
         if not isinstance(item_type, GraphQLObjectType | GraphQLInterfaceType):
             return 0
         is_connection = "first" in field.args and item_type.name.endswith("Connection")
-        inner_slice = self.sliced(node, field, MAX_PAGE_SIZE) if is_connection else None
+        inner_slice = self.sliced(node, field, self.sizes.max_page) if is_connection else None
         item_cost = 1 + self.selection_cost(node.selection_set, item_type, inner_slice)
         if not _is_list(field.type):
             return item_cost
         if slice_size is not None and node.name.value in SLICED_FIELDS:
             return slice_size * item_cost
-        if (size := self.sliced(node, field, MAX_LIST_SLICE)) is None:
-            size = BOUNDED_LISTS[(parent.name, node.name.value)]
+        if (size := self.sliced(node, field, self.sizes.max_slice)) is None:
+            size = self.sizes.bounded[(parent.name, node.name.value)]
         return size * item_cost
 
     def condition(self, named: NamedTypeNode | None, parent: GraphQLNamedType) -> GraphQLNamedType:
@@ -158,7 +173,7 @@ class _CostWalk:
         name = next((name for name in SLICING_ARGUMENTS if name in field.args), None)
         if name is None:
             return None
-        value: Any = field.args[name].default_value
+        value: Any = default_of(field.args[name])
         for argument in node.arguments or ():
             if argument.name.value != name:
                 continue
@@ -174,8 +189,18 @@ class _CostWalk:
         except (TypeError, ValueError):
             return 0  # Not a number: validation or execution refuses it.
         if not 0 <= size <= maximum:
-            raise SliceOutOfRange(f"`{name}` must be between 0 and {maximum}; got {size}.")
+            raise ApiError(f"`{name}` must be between 0 and {maximum}; got {size}.")
         return size
+
+
+def default_of(argument: GraphQLArgument) -> Any:
+    """An argument's default: a literal, as a schema built from SDL keeps it, or a value."""
+    default = argument.default
+    if default is None:
+        return None
+    if default.literal is not None:
+        return value_from_ast(default.literal, argument.type)
+    return default.value
 
 
 def _is_list(type_: GraphQLType) -> bool:

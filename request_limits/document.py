@@ -1,20 +1,24 @@
-"""Checking a GraphQL document before anything runs: size, shape, then the spec's validation.
+"""Limits on a GraphQL document, checked before anything runs, each refused with its own code.
 
-The checks run cheapest first, and each refusal has its own code, so a client knows which limit
-it hit: too many tokens (before parsing finishes), a fragment cycle, too deep, too many
-aliases, then the GraphQL spec's own validation rules.
+Tokens are counted before the document is parsed (`too_many_tokens`). Fragment cycles, depth and
+aliases are graphql-core validation rules (`limit_rules`), run with the spec's own rules. Depth
+and aliases are measured by walks that visit each fragment once: fragments spreading fragments
+twice over must not make a check exponential.
 """
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cache
+from typing import Any
 
 from graphql import (
+    BREAK,
+    ASTValidationRule,
     DocumentNode,
     FieldNode,
     FragmentDefinitionNode,
     FragmentSpreadNode,
     GraphQLError,
-    GraphQLSchema,
     GraphQLSyntaxError,
     InlineFragmentNode,
     Lexer,
@@ -24,23 +28,10 @@ from graphql import (
     Source,
     Token,
     TokenKind,
-    parse,
-    specified_rules,
-    validate,
+    ValidationRule,
 )
-from graphql.validation.validate import ValidationAbortedError
 
-from request_limits.bounded_cache import BoundedCache
-from schema.errors import (
-    BAD_USER_INPUT,
-    FRAGMENT_CYCLE,
-    GRAPHQL_PARSE_FAILED,
-    GRAPHQL_VALIDATION_FAILED,
-    MAX_DEPTH_EXCEEDED,
-    TOO_MANY_ALIASES,
-    TOO_MANY_TOKENS,
-    ClientError,
-)
+from api_errors import ApiError, ErrorCode
 
 
 @dataclass(frozen=True)
@@ -50,42 +41,57 @@ class DocumentLimits:
     max_aliases: int
 
 
-class DocumentRefused(Exception):
-    """The document may not run; `errors` say why, each with its code."""
+def too_many_tokens(text: str, limits: DocumentLimits) -> ApiError | None:
+    """The refusal of a document too long to parse, if it is."""
+    if token_count(text, stop_after=limits.max_tokens) <= limits.max_tokens:
+        return None
+    return ApiError(
+        f"The document has more than {limits.max_tokens} tokens, the most this API parses.",
+        code=ErrorCode.TOO_MANY_TOKENS,
+    )
 
-    def __init__(self, errors: list[GraphQLError]) -> None:
-        super().__init__(errors[0].message)
-        self.errors = errors
+
+class FragmentCycles(NoFragmentCyclesRule):
+    """The spec's rule against fragment cycles, its refusals with their own code."""
+
+    def report_error(self, error: GraphQLError) -> None:
+        error.extensions = {**(error.extensions or {}), "code": ErrorCode.FRAGMENT_CYCLE}
+        super().report_error(error)
 
 
-def checked_document(schema: GraphQLSchema, text: str, limits: DocumentLimits) -> DocumentNode:
-    """The parsed document, if it is within the limits and valid; else `DocumentRefused`."""
-    tokens = token_count(text, stop_after=limits.max_tokens)
-    if tokens > limits.max_tokens:
-        raise _refused(
-            TOO_MANY_TOKENS,
-            f"The document has more than {limits.max_tokens} tokens, the most this API parses.",
-        )
-    try:
-        document = parse(text, max_tokens=limits.max_tokens)
-    except GraphQLSyntaxError as error:
-        raise DocumentRefused([_with_code(error, GRAPHQL_PARSE_FAILED)]) from error
+@cache
+def limit_rules(limits: DocumentLimits) -> tuple[type[ASTValidationRule], ...]:
+    """Validation rules for the depth and alias limits (one pair of classes per limits)."""
 
-    if cycles := validate(schema, document, [NoFragmentCyclesRule]):
-        raise DocumentRefused([_cycle_error(error, limits.max_depth) for error in cycles])
-    if (depth := max_depth(document)) > limits.max_depth:
-        raise _refused(
-            MAX_DEPTH_EXCEEDED,
-            f"The document nests fields {depth} deep; the most allowed is {limits.max_depth}.",
-        )
-    if (aliases := alias_count(document)) > limits.max_aliases:
-        raise _refused(
-            TOO_MANY_ALIASES,
-            f"The document has {aliases} aliases; the most allowed is {limits.max_aliases}.",
-        )
-    if errors := validate(schema, document, specified_rules, max_errors=20):
-        raise DocumentRefused([_validation_error(error) for error in errors])
-    return document
+    class MaxDepth(ValidationRule):
+        def enter_document(self, node: DocumentNode, *_: Any) -> Any:
+            try:
+                depth = max_depth(node)
+            except RecursionError:  # Fragments nested deeper than Python recurses.
+                depth = limits.max_depth + 1
+            if depth > limits.max_depth:
+                self.report_error(
+                    GraphQLError(
+                        f"The document nests fields {depth} deep; the most allowed is "
+                        f"{limits.max_depth}.",
+                        extensions={"code": ErrorCode.MAX_DEPTH_EXCEEDED},
+                    )
+                )
+            return BREAK
+
+    class MaxAliases(ValidationRule):
+        def enter_document(self, node: DocumentNode, *_: Any) -> Any:
+            if (aliases := alias_count(node)) > limits.max_aliases:
+                self.report_error(
+                    GraphQLError(
+                        f"The document has {aliases} aliases; the most allowed is "
+                        f"{limits.max_aliases}.",
+                        extensions={"code": ErrorCode.TOO_MANY_ALIASES},
+                    )
+                )
+            return BREAK
+
+    return (MaxDepth, MaxAliases)
 
 
 def token_count(text: str, stop_after: int) -> int:
@@ -101,10 +107,8 @@ def token_count(text: str, stop_after: int) -> int:
 
 
 def max_depth(document: DocumentNode) -> int:
-    """How deep fields nest in the document's deepest operation, through its fragments.
-
-    Call only on a document without fragment cycles.
-    """
+    """How deep fields nest in the document's deepest operation, through its fragments (a
+    fragment that spreads itself counts as empty inside itself: the cycle is refused anyway)."""
     walk = _DepthWalk(_fragments(document))
     operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
     return max((walk.depth(op.selection_set) for op in operations), default=0)
@@ -143,6 +147,7 @@ class _DepthWalk:
 
     def fragment_depth(self, name: str) -> int:
         if name not in self.fragment_depths:
+            self.fragment_depths[name] = 0  # While it is measured: a cycle ends here.
             fragment = self.fragments.get(name)
             self.fragment_depths[name] = self.depth(fragment.selection_set) if fragment else 0
         return self.fragment_depths[name]
@@ -164,65 +169,14 @@ def _fragments(document: DocumentNode) -> dict[str, FragmentDefinitionNode]:
     return {d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)}
 
 
-def _refused(code: str, message: str) -> DocumentRefused:
-    return DocumentRefused([GraphQLError(message, extensions={"code": code})])
-
-
-def _with_code(error: GraphQLError, code: str) -> GraphQLError:
-    error.extensions = {**(error.extensions or {}), "code": code}
-    return error
-
-
-def _cycle_error(error: GraphQLError, max_depth: int) -> GraphQLError:
-    # graphql-core gives up on fragments nested deeper than it can follow (some 200 levels).
-    if isinstance(error, ValidationAbortedError):
-        return GraphQLError(
-            f"The document nests fragments too deeply; the most allowed is {max_depth} levels.",
-            extensions={"code": MAX_DEPTH_EXCEEDED},
-        )
-    return _with_code(error, FRAGMENT_CYCLE)
-
-
-def _validation_error(error: GraphQLError) -> GraphQLError:
-    # A literal our scalars refuse (an impossible date, say) is bad input, not a bad document.
-    refused_value = isinstance(error.original_error, ClientError)
-    return _with_code(error, BAD_USER_INPUT if refused_value else GRAPHQL_VALIDATION_FAILED)
-
-
-class DocumentChecker:
-    """`checked_document` with a memory: a document seen before is not parsed again.
-
-    A refusal is remembered by its errors, and a new `DocumentRefused` is raised each time: a
-    remembered exception raised again would keep every request's frames in its traceback.
-    """
-
-    def __init__(self, schema: GraphQLSchema, limits: DocumentLimits, max_bytes: int) -> None:
-        self.schema = schema
-        self.limits = limits
-        self.seen: BoundedCache[str, DocumentNode | list[GraphQLError]] = BoundedCache(
-            max_bytes, _outcome_size
-        )
-
-    def check(self, text: str) -> DocumentNode:
-        outcome = self.seen.get(text)
-        if outcome is None:
-            try:
-                outcome = checked_document(self.schema, text, self.limits)
-            except DocumentRefused as refused:
-                outcome = refused.errors
-            self.seen.put(text, outcome)
-        if isinstance(outcome, list):
-            raise DocumentRefused(outcome)
-        return outcome
-
-
 # A parsed document holds its text (the cache key, counted there) and some 450 bytes a token
 # (measured with tracemalloc on the site's page query and on small ones).
 BYTES_PER_TOKEN = 600
 DOCUMENT_BYTES = 1_000
 
 
-def _outcome_size(outcome: DocumentNode | list[GraphQLError]) -> int:
+def held_bytes(outcome: DocumentNode | list[GraphQLError]) -> int:
+    """About how much memory a parsed document, or the errors refusing one, hold."""
     if isinstance(outcome, list):
         return sum(DOCUMENT_BYTES + 2 * len(error.message) for error in outcome)
     return DOCUMENT_BYTES + BYTES_PER_TOKEN * _token_total(outcome)

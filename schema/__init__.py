@@ -1,15 +1,20 @@
-"""The GraphQL schema: Strawberry types over the store's documents and the resolvers' rules."""
+"""The GraphQL schema: Strawberry types over the store's documents and the resolvers' rules,
+run through the almanac's extensions (see schema.extensions)."""
 
 import logging
 
 import strawberry
 from graphql import GraphQLError
+from strawberry.extensions import SchemaExtension
 from strawberry.schema.config import StrawberryConfig
 from strawberry.types.execution import ExecutionContext
 
-from schema.checked_document import CheckedDocument
+from api_errors import is_unexpected
 from schema.context import Context, Identity, new_context
-from schema.errors import is_unexpected
+from schema.extensions.answer_reuse import KeepAnswers
+from schema.extensions.document_checks import DocumentChecks
+from schema.extensions.masking import MaskUnexpectedErrors
+from schema.extensions.metering import Metering
 from schema.mutation import Mutation
 from schema.query import Query
 from schema.scalars import SCALARS
@@ -20,6 +25,12 @@ log = logging.getLogger("almanac.errors")
 
 
 class AlmanacSchema(strawberry.Schema):
+    def get_extensions(self, sync: bool = False) -> list[SchemaExtension]:
+        # The document checks validate under every rule other extensions add: they come last.
+        extensions = super().get_extensions(sync)
+        checks = [extension for extension in extensions if isinstance(extension, DocumentChecks)]
+        return [e for e in extensions if not isinstance(e, DocumentChecks)] + checks
+
     def process_errors(
         self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None
     ) -> None:
@@ -33,5 +44,6 @@ schema = AlmanacSchema(
     query=Query,
     mutation=Mutation,
     config=StrawberryConfig(scalar_map=SCALARS),
-    extensions=[CheckedDocument],
+    # An operation is paid for (or throttled) before it runs and its answer is kept.
+    extensions=[Metering, KeepAnswers, MaskUnexpectedErrors, DocumentChecks],
 )

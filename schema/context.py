@@ -2,32 +2,41 @@
 number of round trips however many rows or siblings it shows."""
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from strawberry.dataloader import DataLoader
 
 from request_limits.budgets import BucketPolicy
 from resolvers.tracking import index_by_key, model_key
+from schema.extensions.services import Meter, OperationKey, Services
 from store.documents import BenchmarkDoc, EntryDoc, ModelDoc
 from store.queries import Neighbourhood, NeighbourhoodRequest, Store
 
 
 @dataclass
 class Loaders:
-    """Per-request loaders: each batches the loads of one tick into one store call."""
+    """Per-request loaders: each batches the loads of one tick into one store call. Each is
+    made when first used: a request answered from a kept answer makes none."""
 
     store: Store
-    benchmark_by_slug: DataLoader[str, BenchmarkDoc | None] = field(init=False)
-    model_by_key: DataLoader[str, ModelDoc | None] = field(init=False)
-    model_by_slug: DataLoader[str, ModelDoc | None] = field(init=False)
-    neighbourhood: DataLoader[NeighbourhoodRequest, Neighbourhood] = field(init=False)
 
-    def __post_init__(self) -> None:
-        self.benchmark_by_slug = DataLoader(self._benchmarks_by_slug)
-        self.model_by_key = DataLoader(self._models_by_key)
-        self.model_by_slug = DataLoader(self._models_by_slug)
-        self.neighbourhood = DataLoader(self._neighbourhoods)
+    @cached_property
+    def benchmark_by_slug(self) -> DataLoader[str, BenchmarkDoc | None]:
+        return DataLoader(self._benchmarks_by_slug)
+
+    @cached_property
+    def model_by_key(self) -> DataLoader[str, ModelDoc | None]:
+        return DataLoader(self._models_by_key)
+
+    @cached_property
+    def model_by_slug(self) -> DataLoader[str, ModelDoc | None]:
+        return DataLoader(self._models_by_slug)
+
+    @cached_property
+    def neighbourhood(self) -> DataLoader[NeighbourhoodRequest, Neighbourhood]:
+        return DataLoader(self._neighbourhoods)
 
     async def _benchmarks_by_slug(self, slugs: list[str]) -> list[BenchmarkDoc | None]:
         found = {doc["slug"]: doc for doc in await self.store.benchmarks_by_slugs(slugs)}
@@ -79,8 +88,11 @@ class Context:
     loaders: Loaders
     request: Any = None
     identity: Identity | None = None
-    # The document as the HTTP layer parsed and checked it (see schema.checked_document).
-    document: Any = None
+    # Both None when the schema is run directly (the CLI, tests): nothing checked or metered.
+    services: Services | None = None
+    meter: Meter | None = None
+    # The operation running: its text, name and variables, as the HTTP request sent them.
+    operation: OperationKey | None = None
 
     def forget_loaded(self) -> None:
         """Drop what the loaders hold, after a write changed it."""

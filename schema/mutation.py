@@ -9,6 +9,7 @@ from typing import Annotated, Any, TypeVar
 
 import strawberry
 
+from api_errors import ApiError, ErrorCode
 from editing.editor import Editor
 from editing.errors import InvalidInput, Problem
 from editing.inputs import (
@@ -23,7 +24,6 @@ from editing.inputs import (
 from resolvers.history import changes_by_read
 from schema.benchmark import Benchmark, Category, benchmarks_from_docs
 from schema.context import Context, Identity
-from schema.errors import Forbidden, Unauthenticated
 from schema.history import LeaderboardRead
 from schema.inputs import (
     BenchmarkInput,
@@ -157,11 +157,15 @@ def _editor(info: strawberry.Info[Context]) -> Editor:
 
 def _admin(identity: Identity | None) -> Identity:
     if identity is None:
-        raise Unauthenticated(
-            "Changes need an API key with the admin scope: send `Authorization: Bearer <key>`."
+        raise ApiError(
+            "Changes need an API key with the admin scope: send `Authorization: Bearer <key>`.",
+            code=ErrorCode.UNAUTHENTICATED,
         )
     if not identity.is_admin:
-        raise Forbidden(f"The API key {identity.name!r} may read only; changes need admin scope.")
+        raise ApiError(
+            f"The API key {identity.name!r} may read only; changes need admin scope.",
+            code=ErrorCode.FORBIDDEN,
+        )
     return identity
 
 

@@ -9,7 +9,7 @@ from typing import Annotated, Generic, TypeVar
 import orjson
 import strawberry
 
-from schema.errors import BadUserInput, shown
+from api_errors import ApiError, shown
 
 T = TypeVar("T")
 Item = TypeVar("Item")
@@ -79,7 +79,7 @@ def decode_cursor(cursor: str) -> int:
             return int(text[len(_CURSOR_PREFIX) :])
     except (binascii.Error, UnicodeError, ValueError):
         pass
-    raise BadUserInput(f"`after` is not a cursor this API gave out: {shown(cursor)}.")
+    raise ApiError(f"`after` is not a cursor this API gave out: {shown(cursor)}.")
 
 
 def page(first: int, after: str | None) -> Page:
@@ -91,7 +91,7 @@ def page(first: int, after: str | None) -> Page:
 def slice_size(argument: str, value: int, maximum: int = MAX_LIST_SLICE) -> int:
     """How many items a `first` or `last` argument asks for, if within 0 and `maximum`."""
     if not 0 <= value <= maximum:
-        raise BadUserInput(f"`{argument}` must be between 0 and {maximum}; got {value}.")
+        raise ApiError(f"`{argument}` must be between 0 and {maximum}; got {value}.")
     return value
 
 
@@ -149,6 +149,4 @@ def decode_key_cursor(cursor: str, order: str, length: int) -> list[str | int]:
                 return value[1:]
     except (binascii.Error, orjson.JSONDecodeError, ValueError):
         pass
-    raise BadUserInput(
-        f"`after` is not a cursor this API gave out for this order: {shown(cursor)}."
-    )
+    raise ApiError(f"`after` is not a cursor this API gave out for this order: {shown(cursor)}.")

@@ -3,6 +3,7 @@
 import strawberry
 from strawberry import relay
 
+from api_errors import ApiError, shown
 from resolvers.catalog import BenchmarkOrder, sort_models
 from schema.benchmark import (
     SIBLINGS_WITH_A_BENCHMARK,
@@ -12,7 +13,6 @@ from schema.benchmark import (
 )
 from schema.context import Context
 from schema.enums import Kind, Status
-from schema.errors import BadUserInput, shown
 from schema.model import Model
 from schema.pagination import (
     MAX_PAGE_SIZE,
@@ -127,9 +127,7 @@ class Query:
         try:
             global_id = relay.GlobalID.from_id(id)
         except ValueError as error:
-            raise BadUserInput(
-                f"`id` is not a global ID this API gave out: {shown(id)}."
-            ) from error
+            raise ApiError(f"`id` is not a global ID this API gave out: {shown(id)}.") from error
         node_type = NODE_TYPES.get(global_id.type_name)
         if node_type is None:
             return None

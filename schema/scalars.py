@@ -7,7 +7,7 @@ from datetime import datetime
 import strawberry
 from strawberry.types.scalar import ScalarDefinition
 
-from schema.errors import BadUserInput, shown
+from api_errors import ApiError, shown
 from store.documents import Date, DateTime, YearMonth
 
 _DATE = re.compile(r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$")
@@ -18,7 +18,7 @@ _DATE_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
 def _parse_with(pattern: re.Pattern[str], shape: str) -> Callable[[object], str]:
     def parse(value: object) -> str:
         if not isinstance(value, str) or not pattern.match(value) or not _real(value):
-            raise BadUserInput(f"Expected a real date as {shape}, got {shown(value)}.")
+            raise ApiError(f"Expected a real date as {shape}, got {shown(value)}.")
         return value
 
     return parse

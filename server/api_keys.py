@@ -15,6 +15,7 @@ import secrets
 from datetime import UTC, datetime
 from pathlib import Path
 
+from api_errors import ApiError
 from request_limits.budgets import BucketPolicy
 from schema.context import Identity
 from store.documents import ApiKeyDoc, BudgetDoc
@@ -25,8 +26,15 @@ PREFIX = "alm"
 MAX_NAME_LENGTH = 100
 
 
-class InvalidCredentials(Exception):
-    """The request carries credentials that are malformed, unknown or revoked."""
+WWW_AUTHENTICATE = {"WWW-Authenticate": 'Bearer realm="almanac"'}
+
+
+class InvalidCredentials(ApiError):
+    """The request carries credentials that are malformed, unknown or revoked (or none, where
+    the API needs them)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, status=401, headers=WWW_AUTHENTICATE)
 
 
 async def create_key(

@@ -18,14 +18,15 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, request_response
 
+from api_errors import INTERNAL_ERROR_MESSAGE
 from editing.importer import seed
-from request_limits.budgets import LocalBudgets
+from request_limits.budgets import Budgets, LocalBudgets
 from request_limits.redis_budgets import RedisBudgets
-from schema.errors import INTERNAL_ERROR_MESSAGE, INTERNAL_SERVER_ERROR
+from schema.extensions.services import Services
 from server.api_keys import kept_key
 from server.errors import http_error
 from server.graphiql import asset_endpoint
-from server.graphql_endpoint import GraphQLEndpoint, Services
+from server.graphql_view import AlmanacGraphQL, SharedServices
 from server.persisted_queries import (
     LocalDocuments,
     PersistedQueries,
@@ -33,7 +34,6 @@ from server.persisted_queries import (
     load_trusted_documents,
 )
 from server.published_schema import published_schema
-from server.response_cache import ResponseCache
 from server.settings import Settings
 from store.client import connect, prepare
 from store.queries import Store
@@ -69,7 +69,7 @@ def create_app(settings: Settings, store: Store | None = None) -> Starlette:
     app = Starlette(
         exception_handlers={HTTPException: refusal, Exception: internal_error},
         routes=[
-            Route("/graphql", GraphQLEndpoint(settings, services), methods=["GET", "POST"]),
+            Route("/graphql", AlmanacGraphQL(settings, services), methods=["GET", "POST"]),
             Route("/schema.graphql", published_schema),
             Route(
                 "/graphiql/{name}",
@@ -86,26 +86,27 @@ def create_app(settings: Settings, store: Store | None = None) -> Starlette:
     return app
 
 
-def shared_services(settings: Settings) -> Services:
-    """Budgets and persisted queries: in Redis when configured (shared by every process)."""
-    answers = (
-        ResponseCache(settings.response_cache_bytes) if settings.response_cache_bytes else None
-    )
+def shared_services(settings: Settings) -> SharedServices:
+    documents: LocalDocuments | RedisDocuments
+    budgets: Budgets
+    if settings.redis_url is None:
+        documents = LocalDocuments(settings.persisted_query_cache_bytes)
+        budgets = LocalBudgets(settings.budget_buckets)
+    else:
+        redis = Redis.from_url(settings.redis_url)
+        documents = RedisDocuments(redis, settings.redis_key_prefix)
+        budgets = RedisBudgets(redis, settings.redis_key_prefix)
     trusted = (
         load_trusted_documents(settings.trusted_documents) if settings.trusted_documents else None
     )
-    if settings.redis_url is None:
-        documents = LocalDocuments(settings.persisted_query_cache_bytes)
-        return Services(
-            LocalBudgets(settings.budget_buckets), PersistedQueries(documents, trusted), answers
-        )
-    redis = Redis.from_url(settings.redis_url)
-    prefix = settings.redis_key_prefix
-    return Services(
-        RedisBudgets(redis, prefix),
-        PersistedQueries(RedisDocuments(redis, prefix), trusted),
-        answers,
+    graphql = Services.create(
+        settings.document_limits,
+        settings.max_query_cost,
+        document_cache_bytes=settings.document_cache_bytes,
+        cost_cache_bytes=settings.cost_cache_bytes,
+        answer_cache_bytes=settings.response_cache_bytes,
     )
+    return SharedServices(graphql, budgets, PersistedQueries(documents, trusted))
 
 
 def cors(settings: Settings) -> list[Middleware]:
@@ -174,7 +175,7 @@ async def readyz(request: Request) -> JSONResponse:
 
 async def internal_error(request: Request, error: Exception) -> Response:
     """A failure nothing else caught: GraphQL-shaped, with no detail (Uvicorn logs it)."""
-    return http_error(500, INTERNAL_ERROR_MESSAGE, code=INTERNAL_SERVER_ERROR)
+    return http_error(500, INTERNAL_ERROR_MESSAGE)
 
 
 class GraphQLShapedCORSMiddleware(CORSMiddleware):

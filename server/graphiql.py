@@ -8,7 +8,7 @@ from pathlib import Path
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, Response
 
-from schema.errors import shown
+from api_errors import shown
 from server.errors import http_error
 
 log = logging.getLogger("almanac")

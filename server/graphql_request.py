@@ -3,17 +3,17 @@
 GET carries one request in the query string (`query`, `variables`, `operationName`,
 `extensions`, `documentId`; JSON where the value is an object). POST carries a JSON object, or
 a JSON array of them (a batch). Anything else is refused with a status and a clear message.
+A `documentId: "sha256:<hash>"` is read as the persisted query of that hash.
 """
 
-from dataclasses import dataclass
-from functools import cached_property
 from typing import Any, TypeVar
 
 import orjson
-from starlette.requests import Request
+from cross_web import AsyncHTTPRequestAdapter
+from strawberry.http import GraphQLRequestData
 
-from server.errors import HTTPRefusal
-from server.json import encode_json
+from api_errors import ApiError
+from server.persisted_queries import requested_hash
 
 JSON_BODY_TYPES = ("application/json",)
 GRAPHQL_RESPONSE = "application/graphql-response+json"
@@ -22,52 +22,43 @@ JSON = "application/json"
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
-class GraphQLRequest:
-    query: str | None
-    variables: dict[str, Any] | None
-    operation_name: str | None
-    extensions: dict[str, Any] | None
-    document_id: str | None
-
-    @cached_property
-    def canonical_variables(self) -> bytes:
-        return encode_json(self.variables or {}, sort_keys=True)
-
-
-async def read_requests(request: Request) -> tuple[list[GraphQLRequest], bool]:
-    """The requests the HTTP request carries, and whether they came as a batch."""
+async def read_requests(
+    request: AsyncHTTPRequestAdapter,
+) -> GraphQLRequestData | list[GraphQLRequestData]:
+    """The request the HTTP request carries, or the batch of them."""
     if request.method == "GET":
         params = request.query_params
         fields: dict[str, Any] = {
             name: params[name]
             for name in ("query", "operationName", "documentId")
-            if name in params
+            if isinstance(params.get(name), str)
         }
         for name in ("variables", "extensions"):
-            if name in params:
-                fields[name] = _json(params[name].encode(), f"`{name}`")
-        return [_graphql_request(fields)], False
+            if isinstance(value := params.get(name), str):
+                fields[name] = _json(value.encode(), f"`{name}`")
+        return _graphql_request(fields)
 
-    content_type = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+    content_type = (request.content_type or "").partition(";")[0].strip().lower()
     if content_type not in JSON_BODY_TYPES:
-        raise HTTPRefusal(
-            415,
+        raise ApiError(
             "Send the GraphQL request as JSON with `Content-Type: application/json`"
             f" (got {content_type or 'no content type'!r}).",
+            status=415,
         )
-    body = await request.body()
+    body = await request.get_body()
     if not body.strip():
-        raise HTTPRefusal(
-            400, 'The request body is empty: send a JSON object like {"query": "{ ... }"}.'
+        raise ApiError(
+            'The request body is empty: send a JSON object like {"query": "{ ... }"}.', status=400
         )
-    value = _json(body, "The request")
+    value = _json(body if isinstance(body, bytes) else body.encode(), "The request")
     if isinstance(value, list):
         if not value:
-            raise HTTPRefusal(400, "The batch is empty: send at least one request in the array.")
+            raise ApiError(
+                "The batch is empty: send at least one request in the array.", status=400
+            )
         items = [_object(item, f" at batch item {i}") for i, item in enumerate(value)]
-        return [_graphql_request(item) for item in items], True
-    return [_graphql_request(_object(value, ""))], False
+        return [_graphql_request(item) for item in items]
+    return _graphql_request(_object(value, ""))
 
 
 def response_media_type(accept: str | None) -> str:
@@ -81,8 +72,9 @@ def response_media_type(accept: str | None) -> str:
     ranges = [_media_range(item) for item in accept.split(",")]
     new, legacy = _quality(ranges, GRAPHQL_RESPONSE), _quality(ranges, JSON)
     if max(new[0], legacy[0]) <= 0:
-        raise HTTPRefusal(
-            406, f"This API answers with {GRAPHQL_RESPONSE} or {JSON}; the request accepts neither."
+        raise ApiError(
+            f"This API answers with {GRAPHQL_RESPONSE} or {JSON}; the request accepts neither.",
+            status=406,
         )
     return GRAPHQL_RESPONSE if new > legacy else JSON
 
@@ -112,18 +104,21 @@ def _quality(ranges: list[tuple[str, float]], offered: str) -> tuple[float, int]
     return best
 
 
-def _graphql_request(fields: dict[str, Any]) -> GraphQLRequest:
+def _graphql_request(fields: dict[str, Any]) -> GraphQLRequestData:
     query = _optional(fields, "query", str)
-    document_id = _optional(fields, "documentId", str)
     extensions = _optional(fields, "extensions", dict)
-    if query is None and document_id is None and not (extensions or {}).get("persistedQuery"):
-        raise HTTPRefusal(400, "No GraphQL query found in the request: send `query`.")
-    return GraphQLRequest(
+    if (document_id := _optional(fields, "documentId", str)) is not None:
+        scheme, _, digest = document_id.partition(":")
+        if scheme != "sha256" or not digest:
+            raise ApiError('`documentId` must read "sha256:<hex digest>".', status=400)
+        extensions = {**(extensions or {}), "persistedQuery": {"version": 1, "sha256Hash": digest}}
+    if query is None and requested_hash(extensions) is None:
+        raise ApiError("No GraphQL query found in the request: send `query`.", status=400)
+    return GraphQLRequestData(
         query=query,
         variables=_optional(fields, "variables", dict),
         operation_name=_optional(fields, "operationName", str),
         extensions=extensions,
-        document_id=document_id,
     )
 
 
@@ -132,20 +127,20 @@ def _optional(fields: dict[str, Any], name: str, kind: type[T]) -> T | None:
     if value is None or isinstance(value, kind):
         return value
     expected = "a string" if kind is str else "an object"
-    raise HTTPRefusal(400, f"`{name}` must be {expected}, not {type(value).__name__}.")
+    raise ApiError(f"`{name}` must be {expected}, not {type(value).__name__}.", status=400)
 
 
 def _json(data: bytes, what: str) -> Any:
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as error:
-        raise HTTPRefusal(400, f"{what} is not valid JSON: {error}.") from error
+        raise ApiError(f"{what} is not valid JSON: {error}.", status=400) from error
 
 
 def _object(value: Any, where: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         preview = orjson.dumps(value)[:40].decode(errors="replace")
-        raise HTTPRefusal(
-            400, f"Expected a JSON object{where}, got {type(value).__name__}: {preview}."
+        raise ApiError(
+            f"Expected a JSON object{where}, got {type(value).__name__}: {preview}.", status=400
         )
     return value

@@ -8,13 +8,15 @@ representation, so its ETag carries a `-gzip` suffix (a strong ETag names exact 
 import gzip
 import hashlib
 
+from starlette.requests import Request
+from starlette.responses import Response
+
 # Smaller bodies are not worth compressing.
 COMPRESS_FROM_BYTES = 500
 
 
-def entity_tag(content: bytes, coding: str | None) -> str:
-    digest = hashlib.sha256(content).hexdigest()[:32]
-    return f'"{digest}-{coding}"' if coding else f'"{digest}"'
+def entity_tag(content: bytes) -> str:
+    return f'"{hashlib.sha256(content).hexdigest()[:32]}"'
 
 
 def content_coding(accept_encoding: str | None, size: int) -> str | None:
@@ -47,3 +49,28 @@ def matches(if_none_match: str | None, etag: str) -> bool:
 def cache_control(public: bool, max_age: int) -> str:
     """Answers to anonymous GETs may be shared by caches; keyed answers only by the client's."""
     return f"{'public' if public else 'private'}, max-age={max_age}, must-revalidate"
+
+
+def conditional(request: Request, response: Response) -> Response:
+    """The response as this request should get it: 304 if the client holds its ETag already,
+    else gzipped when that is accepted and worth it (with the ETag of the gzipped bytes)."""
+    etag = response.headers.get("etag")
+    if etag is None:
+        return response
+    body = bytes(response.body)
+    coding = content_coding(request.headers.get("accept-encoding"), len(body))
+    if coding is not None:
+        etag = f'{etag[:-1]}-{coding}"'  # A strong ETag names exact bytes.
+    headers = {
+        name: value
+        for name, value in response.headers.items()
+        if name not in ("content-length", "content-type", "etag")
+    }
+    headers["ETag"] = etag
+    if matches(request.headers.get("if-none-match"), etag):
+        return Response(status_code=304, headers=headers)
+    if coding is not None:
+        headers["Content-Encoding"] = coding
+    return Response(
+        encoded(body, coding), response.status_code, headers, response.headers["content-type"]
+    )

@@ -27,7 +27,8 @@ from http import HTTPStatus
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from server.errors import error_body
+from api_errors import ApiError, error_document
+from schema.json import encode_json
 from server.settings import Settings
 
 log = logging.getLogger("almanac")
@@ -224,7 +225,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
 
 def refusal_bytes(status: int, message: str) -> bytes:
-    body = error_body(status, message)
+    body = encode_json(error_document([ApiError(message, status=status).as_graphql_error()]))
     head = (
         f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\n"
         "content-type: application/json\r\n"

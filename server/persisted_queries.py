@@ -5,6 +5,9 @@
   and the hash alone works from then on, over POST or GET.
 - Trusted documents: with a manifest configured, only its documents run (by hash, by
   `documentId: "sha256:<hash>"`, or by their exact text), except for admin keys.
+
+The view resolves an operation's text here before the schema runs it (graphql_request reads
+`documentId` as the persisted query of that hash).
 """
 
 import contextlib
@@ -18,21 +21,10 @@ import orjson
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
+from api_errors import ApiError, ErrorCode
 from request_limits.bounded_cache import BoundedCache
-from schema.errors import (
-    DOCUMENT_NOT_TRUSTED,
-    PERSISTED_QUERY_HASH_MISMATCH,
-    PERSISTED_QUERY_NOT_FOUND,
-)
-from server.errors import HTTPRefusal
 
 REDIS_DOCUMENT_SECONDS = 30 * 24 * 3600
-
-
-class PersistedQueryError(Exception):
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
 
 
 def sha256_hex(text: str) -> str:
@@ -97,28 +89,27 @@ class PersistedQueries:
         self,
         query: str | None,
         extensions: dict[str, Any] | None,
-        document_id: str | None,
         may_run_any: bool,
     ) -> str:
         """The document to run, from the request's text or hash."""
-        sha256 = _requested_hash(extensions, document_id)
+        sha256 = requested_hash(extensions)
         if self.trusted is not None and not may_run_any:
             return self._trusted_text(query, sha256)
         if sha256 is None:
             if query is None:
-                raise HTTPRefusal(400, "No GraphQL query found in the request: send `query`.")
+                raise ApiError("No GraphQL query found in the request: send `query`.", status=400)
             return query
         if query is None:
             if (known := await self.documents.get(sha256)) is None:
-                raise PersistedQueryError(
-                    PERSISTED_QUERY_NOT_FOUND,
+                raise ApiError(
                     "PersistedQueryNotFound: send the query text with this hash once.",
+                    code=ErrorCode.PERSISTED_QUERY_NOT_FOUND,
                 )
             return known
         if sha256_hex(query) != sha256:
-            raise PersistedQueryError(
-                PERSISTED_QUERY_HASH_MISMATCH,
+            raise ApiError(
                 "The persisted query's sha256Hash is not the SHA-256 of the query sent with it.",
+                code=ErrorCode.PERSISTED_QUERY_HASH_MISMATCH,
             )
         await self.documents.put(sha256, query)
         return query
@@ -128,24 +119,21 @@ class PersistedQueries:
         sha256 = sha256 or (sha256_hex(query) if query is not None else None)
         if sha256 is not None and (text := self.trusted.get(sha256)) is not None:
             return text
-        raise PersistedQueryError(
-            DOCUMENT_NOT_TRUSTED,
+        raise ApiError(
             "This API runs only its registered documents; this one is not among them.",
+            code=ErrorCode.DOCUMENT_NOT_TRUSTED,
         )
 
 
-def _requested_hash(extensions: dict[str, Any] | None, document_id: str | None) -> str | None:
-    if document_id is not None:
-        scheme, _, digest = document_id.partition(":")
-        if scheme != "sha256" or not digest:
-            raise HTTPRefusal(400, '`documentId` must read "sha256:<hex digest>".')
-        return digest.lower()
+def requested_hash(extensions: dict[str, Any] | None) -> str | None:
+    """The SHA-256 a request names in `extensions.persistedQuery`, if any."""
     persisted = (extensions or {}).get("persistedQuery")
     if persisted is None:
         return None
     sha256 = persisted.get("sha256Hash") if isinstance(persisted, dict) else None
     if not isinstance(sha256, str) or persisted.get("version", 1) != 1:
-        raise HTTPRefusal(
-            400, '`extensions.persistedQuery` must read {"version": 1, "sha256Hash": "<hex>"}.'
+        raise ApiError(
+            '`extensions.persistedQuery` must read {"version": 1, "sha256Hash": "<hex>"}.',
+            status=400,
         )
-    return str(sha256).lower()
+    return sha256.lower()

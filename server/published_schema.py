@@ -6,7 +6,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from schema.stability import published_sdl
-from server.http_caching import content_coding, encoded, entity_tag, matches
+from server.http_caching import conditional, entity_tag
 
 SDL_MEDIA_TYPE = "text/plain; charset=utf-8"
 
@@ -18,14 +18,9 @@ def _sdl() -> bytes:
 
 async def published_schema(request: Request) -> Response:
     sdl = _sdl()
-    coding = content_coding(request.headers.get("accept-encoding"), len(sdl))
     headers = {
-        "ETag": entity_tag(sdl, coding),
+        "ETag": entity_tag(sdl),
         "Cache-Control": "public, max-age=300, must-revalidate",
         "Vary": "Accept-Encoding",
     }
-    if matches(request.headers.get("if-none-match"), headers["ETag"]):
-        return Response(status_code=304, headers=headers)
-    if coding is not None:
-        headers["Content-Encoding"] = coding
-    return Response(encoded(sdl, coding), headers=headers, media_type=SDL_MEDIA_TYPE)
+    return conditional(request, Response(sdl, headers=headers, media_type=SDL_MEDIA_TYPE))

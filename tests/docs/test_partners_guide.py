@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 from graphql import GraphQLList, GraphQLNonNull
 
-from request_limits.cost import BOUNDED_LISTS, SLICING_ARGUMENTS
+from request_limits.cost import SLICING_ARGUMENTS, default_of
 from schema import schema
+from schema.extensions.metering import LIST_SIZES, published_types
 from server.settings import Settings
 from tests.conftest import live_almanac
 
@@ -56,7 +57,7 @@ def test_example_runs(live_server: dict[str, str], kind: str, code: str) -> None
 def sliced_lists() -> list[tuple[str, str, Any]]:
     """Every list field of the schema with a `first` or `last` argument, connections aside."""
     found = []
-    for type_name, named in schema._schema.type_map.items():
+    for type_name, named in published_types(schema).type_map.items():
         for field_name, field in getattr(named, "fields", {}).items():
             of = field.type.of_type if isinstance(field.type, GraphQLNonNull) else field.type
             arguments = getattr(field, "args", {})
@@ -67,11 +68,11 @@ def sliced_lists() -> list[tuple[str, str, Any]]:
 
 def test_the_guide_states_the_real_limits() -> None:
     guide = GUIDE.read_text(encoding="utf-8")
-    for (type_name, field), size in BOUNDED_LISTS.items():
+    for (type_name, field), size in LIST_SIZES.bounded.items():
         assert f"| `{type_name}.{field}` | {size} |" in guide
     for type_name, field_name, field in sliced_lists():
         argument = next(name for name in SLICING_ARGUMENTS if name in field.args)
-        default = field.args[argument].default_value
+        default = default_of(field.args[argument])
         assert f"| `{type_name}.{field_name}` | `{argument}` | {default} |" in guide
     settings = Settings()
     for figure in (

@@ -5,21 +5,19 @@ from typing import Any
 import pytest
 from graphql import GraphQLInterfaceType, GraphQLList, GraphQLNonNull, GraphQLObjectType, parse
 
-from request_limits.cost import (
-    BOUNDED_LISTS,
-    MUTATION_COST,
-    SLICING_ARGUMENTS,
-    SliceOutOfRange,
-    query_cost,
-)
+from api_errors import ApiError
+from request_limits.cost import MUTATION_COST, SLICING_ARGUMENTS, query_cost
 from schema import schema
+from schema.extensions.metering import LIST_SIZES, published_types
+
+SCHEMA = published_types(schema)
 
 LEADERBOARD = 100  # Benchmark.leaderboard's default `first`
-CATEGORIES = BOUNDED_LISTS[("Query", "categories")]
+CATEGORIES = LIST_SIZES.bounded[("Query", "categories")]
 
 
 def cost(text: str, operation: str | None = None, **variables: Any) -> int:
-    return query_cost(schema._schema, parse(text), operation, variables)
+    return query_cost(SCHEMA, parse(text), operation, variables, LIST_SIZES)
 
 
 def test_scalars_are_free_and_objects_cost_one() -> None:
@@ -73,13 +71,13 @@ def test_lists_without_slicing_cost_their_bound() -> None:
     ],
 )
 def test_a_slice_out_of_range_is_refused_before_it_runs(text: str) -> None:
-    with pytest.raises(SliceOutOfRange):
+    with pytest.raises(ApiError):
         cost(text)
 
 
 def test_every_list_of_objects_is_sliced_or_bounded() -> None:
     """No list can return more objects than its cost counts."""
-    for type_name, named in schema._schema.type_map.items():
+    for type_name, named in SCHEMA.type_map.items():
         if type_name.startswith("__"):
             continue
         for field_name, field in getattr(named, "fields", {}).items():
@@ -91,7 +89,7 @@ def test_every_list_of_objects_is_sliced_or_bounded() -> None:
                 continue
             sliced = bool(set(SLICING_ARGUMENTS) & set(field.args))
             in_connection = type_name.endswith("Connection") and field_name in ("nodes", "edges")
-            bounded = (type_name, field_name) in BOUNDED_LISTS
+            bounded = (type_name, field_name) in LIST_SIZES.bounded
             assert sliced or in_connection or bounded, f"{type_name}.{field_name} is unbounded"
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from schema.errors import BadUserInput
+from api_errors import ApiError
 from schema.pagination import MAX_PAGE_SIZE, connection, decode_cursor, encode_cursor, page
 
 
@@ -15,14 +15,14 @@ def test_cursors_round_trip_and_are_opaque() -> None:
 
 @pytest.mark.parametrize("cursor", ["", "bm90IGEgY3Vyc29y", "!!!", encode_cursor(3) + "x"])
 def test_foreign_cursors_are_refused(cursor: str) -> None:
-    with pytest.raises(BadUserInput):
+    with pytest.raises(ApiError):
         decode_cursor(cursor)
 
 
 def test_page_bounds() -> None:
     assert page(MAX_PAGE_SIZE, None).size == MAX_PAGE_SIZE
     for first in (-1, MAX_PAGE_SIZE + 1):
-        with pytest.raises(BadUserInput):
+        with pytest.raises(ApiError):
             page(first, None)
 
 

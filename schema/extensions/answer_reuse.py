@@ -1,0 +1,54 @@
+"""Reusing answers: a repeated query costs no execution until the data changes.
+
+An answer's `data` is kept, encoded, under the exact operation (document text, operation name,
+variables) and the store's data version when it was computed, so any change to the data retires
+it. Only successful query answers are kept (`KeepAnswers`), in a cache bounded by the bytes it
+holds. The HTTP layer answers a repeated operation from it (`kept_answer`) before it would run
+the pipeline again: the answer was computed by the pipeline, from the same text and variables,
+under the same rules, on the same data. A kept answer is handed on as an `orjson.Fragment`: its
+JSON is written as it is.
+"""
+
+from collections.abc import Iterator
+
+import orjson
+from strawberry.extensions import SchemaExtension
+from strawberry.types.graphql import OperationType
+
+from schema.extensions.services import (
+    CachedAnswer,
+    OperationKey,
+    Services,
+    operation_of,
+    services_of,
+)
+from schema.json import encode_json
+
+
+def kept_answer(
+    services: Services, key: OperationKey, version: int | None
+) -> orjson.Fragment | None:
+    """The answer kept for this operation, if it was computed on this version of the data."""
+    kept = services.answers.get(key) if services.answers is not None else None
+    if kept is None or version is None or kept.version != version:
+        return None
+    return orjson.Fragment(kept.data)
+
+
+class KeepAnswers(SchemaExtension):
+    def on_execute(self) -> Iterator[None]:
+        context = self.execution_context
+        services, key = services_of(context), operation_of(context)
+        if services is None or services.answers is None or key is None:
+            yield
+            return
+        version = context.context.store.version.current
+        yield
+        result = context.result
+        if context.operation_type is not OperationType.QUERY or version is None:
+            return
+        if result is None or result.errors or result.data is None:
+            return
+        data = encode_json(result.data)
+        services.answers.put(key, CachedAnswer(version=version, data=data))
+        result.data = orjson.Fragment(data)  # type: ignore[assignment]  # Encoded: written as is.

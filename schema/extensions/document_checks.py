@@ -1,0 +1,110 @@
+"""Parsing and validation under the document limits, with a memory bounded by its bytes.
+
+A text seen before is not parsed again, nor validated again under the same rules. The limits
+(request_limits.document) run as validation rules beside the spec's and any rule another
+extension adds, so this extension runs after every other (see `schema.AlmanacSchema`).
+A refusal is remembered by its errors, and raised fresh each time: a remembered exception
+raised again would keep every request's frames in its traceback.
+"""
+
+from collections.abc import Iterator
+
+from graphql import (
+    GraphQLError,
+    GraphQLSyntaxError,
+    NoFragmentCyclesRule,
+    parse,
+)
+from graphql.validation.validate import ValidationAbortedError
+from strawberry.extensions import SchemaExtension
+
+from api_errors import ApiError, ErrorCode
+from request_limits.document import (
+    DocumentLimits,
+    FragmentCycles,
+    limit_rules,
+    too_many_tokens,
+)
+from schema.extensions.services import KnownDocument, services_of
+
+
+class DocumentChecks(SchemaExtension):
+    known: KnownDocument | None = None  # What this operation's document was found to be.
+
+    def on_parse(self) -> Iterator[None]:
+        services = services_of(self.execution_context)
+        text = self.execution_context.query
+        if services is not None and text is not None:
+            known = services.documents.get(text)
+            if known is None:
+                known = _parsed(text, services.document_limits)
+                services.documents.put(text, known)
+            self.known = known
+            if isinstance(known.parsed, GraphQLError):
+                error = known.parsed
+                raise GraphQLError(
+                    error.message,
+                    source=error.source,
+                    positions=error.positions,
+                    extensions=error.extensions,
+                )
+            self.execution_context.graphql_document = known.parsed
+        yield
+
+    def on_validate(self) -> Iterator[None]:
+        context = self.execution_context
+        services, known = services_of(context), self.known
+        if services is None or known is None:
+            yield
+            return
+        rules = (
+            *(
+                FragmentCycles if rule is NoFragmentCyclesRule else rule
+                for rule in context.validation_rules
+            ),
+            *limit_rules(services.document_limits),
+        )
+        if known.errors is not None and known.rules == rules:
+            context.pre_execution_errors = known.errors
+            yield
+            return
+        context.validation_rules = rules
+        yield
+        errors = context.pre_execution_errors or []
+        typed = [_typed(error, services.document_limits) for error in errors]
+        if any(isinstance(error, ValidationAbortedError) for error in errors):
+            # Nesting deeper than graphql-core follows: one depth refusal says it.
+            depth = [e for e in typed if _code(e) == ErrorCode.MAX_DEPTH_EXCEEDED]
+            typed = [e for e in typed if e not in depth] + depth[:1]
+        errors[:] = typed  # In place: Strawberry answers with this list.
+        known.rules, known.errors = rules, errors
+        services.documents.put(context.query or "", known)
+
+
+def _parsed(text: str, limits: DocumentLimits) -> KnownDocument:
+    if (refusal := too_many_tokens(text, limits)) is not None:
+        return KnownDocument(refusal.as_graphql_error())
+    try:
+        return KnownDocument(parse(text, max_tokens=limits.max_tokens))
+    except GraphQLSyntaxError as error:
+        error.extensions = {"code": ErrorCode.GRAPHQL_PARSE_FAILED}
+        return KnownDocument(error)
+
+
+def _code(error: GraphQLError) -> object:
+    return (error.extensions or {}).get("code")
+
+
+def _typed(error: GraphQLError, limits: DocumentLimits) -> GraphQLError:
+    """The validation error with its code."""
+    if isinstance(error, ValidationAbortedError):  # Nesting deeper than graphql-core follows.
+        return GraphQLError(
+            f"The document nests too deeply; the most allowed is {limits.max_depth} levels.",
+            extensions={"code": ErrorCode.MAX_DEPTH_EXCEEDED},
+        )
+    if not _code(error):
+        # A literal our scalars refuse (an impossible date, say) is bad input, not a bad document.
+        refused_value = isinstance(error.original_error, ApiError)
+        code = ErrorCode.BAD_USER_INPUT if refused_value else ErrorCode.GRAPHQL_VALIDATION_FAILED
+        error.extensions = {**(error.extensions or {}), "code": code}
+    return error

@@ -1,0 +1,110 @@
+"""What the extensions share across requests (`Services`, built once per app by server.app), and
+what they keep for one HTTP request (`Meter`)."""
+
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from graphql import ASTValidationRule, DocumentNode, GraphQLError
+from strawberry.types import ExecutionContext
+
+from request_limits.bounded_cache import BoundedCache
+from request_limits.budgets import Allowance
+from request_limits.document import DocumentLimits, held_bytes
+from schema.json import encode_json
+
+OperationKey = tuple[str, str | None, bytes]
+"""What identifies an operation: its answer and its cost depend on nothing else."""
+
+
+@dataclass
+class KnownDocument:
+    """What a document's text was found to be: parsed (or refused by the parser), and the errors
+    of its validation under the rules it was last validated with."""
+
+    parsed: DocumentNode | GraphQLError
+    rules: tuple[type[ASTValidationRule], ...] = ()
+    errors: list[GraphQLError] | None = None
+
+    def size(self) -> int:
+        parsed = [self.parsed] if isinstance(self.parsed, GraphQLError) else self.parsed
+        return held_bytes(parsed) + (held_bytes(self.errors) if self.errors else 0)
+
+
+@dataclass(frozen=True, slots=True)
+class CachedAnswer:
+    version: int
+    data: bytes
+
+    def size(self) -> int:
+        return sys.getsizeof(self) + sys.getsizeof(self.data)
+
+
+@dataclass
+class Services:
+    document_limits: DocumentLimits
+    max_query_cost: int
+    documents: BoundedCache[str, KnownDocument]
+    costs: BoundedCache[OperationKey, int]
+    answers: BoundedCache[OperationKey, CachedAnswer] | None = None
+
+    @classmethod
+    def create(
+        cls,
+        document_limits: DocumentLimits,
+        max_query_cost: int,
+        *,
+        document_cache_bytes: int,
+        cost_cache_bytes: int,
+        answer_cache_bytes: int,
+    ) -> "Services":
+        answers: BoundedCache[OperationKey, CachedAnswer] | None = None
+        if answer_cache_bytes:
+            answers = BoundedCache(answer_cache_bytes, CachedAnswer.size)
+        return cls(
+            document_limits=document_limits,
+            max_query_cost=max_query_cost,
+            documents=BoundedCache(document_cache_bytes, KnownDocument.size),
+            costs=BoundedCache(cost_cache_bytes, sys.getsizeof),
+            answers=answers,
+        )
+
+
+class MeterMode(Enum):
+    PAY = "pay"
+    """Each operation pays its cost before it runs."""
+    PRICE = "price"
+    """Each operation is priced (checked and costed) but neither charged nor run."""
+    PREPAID = "prepaid"
+    """Each operation runs; the request paid for all of them already."""
+
+
+@dataclass
+class Meter:
+    """What one HTTP request is charged: each operation's cost, in order, and what is left."""
+
+    pay: Callable[[int], Awaitable[Allowance]]
+    mode: MeterMode = MeterMode.PAY
+    costs: list[int] = field(default_factory=list)
+    allowance: Allowance | None = None
+
+    async def charge(self, cost: int) -> Allowance:
+        self.allowance = await self.pay(cost)
+        return self.allowance
+
+
+def services_of(execution_context: ExecutionContext) -> Services | None:
+    return getattr(execution_context.context, "services", None)
+
+
+def operation_key(
+    text: str, operation_name: str | None, variables: dict[str, Any] | None
+) -> OperationKey:
+    return (text, operation_name, encode_json(variables or {}, sort_keys=True))
+
+
+def operation_of(execution_context: ExecutionContext) -> OperationKey | None:
+    """The operation the HTTP layer runs (see `Context.operation`), if it runs one."""
+    return getattr(execution_context.context, "operation", None)
