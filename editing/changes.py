@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from editing.derived import with_benchmark_keys, with_model_keys
 from editing.errors import InvalidInput, Location, Problem
 from editing.inputs import MAX_CATEGORIES, MAX_TRACKS, BenchmarkFields, ModelFields, ReadInput
 from resolvers.history import entry_identity, is_recorded
 from resolvers.tracking import TrackedModels, model_key
-from store.derived import with_benchmark_keys, with_model_keys
 from store.documents import (
     BenchmarkDoc,
     CategoryDoc,

@@ -23,11 +23,11 @@ from editing.changes import (
     check_room_for_category,
     with_read,
 )
+from editing.derived import tracked_ranks
 from editing.errors import Conflict, InvalidInput, NotFound
 from editing.inputs import BenchmarkFields, CategoryInput, LabInput, ModelFields, ReadInput
 from resolvers.history import same_entries
 from resolvers.tracking import TrackedModels, index_by_key, model_key
-from store.derived import tracked_ranks
 from store.documents import BenchmarkDoc, CategoryDoc, LabDoc, ModelDoc, ReadDoc
 from store.queries import AlreadyExists, Store
 

@@ -67,14 +67,14 @@ class ModelCardReportDoc(TypedDict):
 
 
 class TrackedRankDoc(TypedDict):
-    """A tracked model's place on a benchmark's leaderboard (derived, see store.derived)."""
+    """A tracked model's place on a benchmark's leaderboard (derived on writes: editing.derived)."""
 
     model: str  # its slug
     rank: int
 
 
 class SortFieldsDoc(TypedDict):
-    """What catalogs and siblings are ordered by, each ascending (see store.derived)."""
+    """What catalogs and siblings are ordered by, each ascending (resolvers.ordering)."""
 
     retired: int
     demotion: int
@@ -111,10 +111,11 @@ class BenchmarkDoc(TypedDict):
     revision: int
     updated_by: str
     updated_at: DateTime
-    # Slug of the family's root (the parent, or the benchmark itself), kept by the store
-    # so a benchmark's parent and tracks come back with it in one query.
+    # Derived on every write (editing.derived), so that the store's indexes can use them.
+    # Slug of the family's root (resolvers.family): a benchmark's parent and tracks come back
+    # with it in one query.
     family: NotRequired[str]
-    # What catalogs and siblings are ordered by (store.derived.sort_fields).
+    # What catalogs and siblings are ordered by (resolvers.ordering).
     retired: NotRequired[int]
     demotion: NotRequired[int]
     name_key: NotRequired[str]

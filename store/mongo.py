@@ -129,7 +129,7 @@ class MongoStore:
         if doc is None:
             return None
         request = NeighbourhoodRequest(
-            family=doc["parent"] or doc["slug"],
+            family=doc["family"],
             category=doc["category"]["slug"],
             siblings_limit=siblings,
         )

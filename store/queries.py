@@ -83,8 +83,9 @@ ORDER_FIELDS: dict[str, tuple[str, ...]] = {
     "name": ("name_key", "slug"),
     "newest_release": ("release_key", "name_key", "slug"),
 }
-"""The fields each order sorts on, all ascending (store.derived makes them), so that one index
-serves the order and a page after a cursor is found by seeking it: keyset paging."""
+"""The fields each order sorts on, all ascending (resolvers.ordering; editing.derived keeps
+them), so that one index serves the order and a page after a cursor is found by seeking it:
+keyset paging."""
 
 
 def order_key(doc: BenchmarkDoc, order: Order) -> list[Any]:

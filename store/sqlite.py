@@ -24,7 +24,6 @@ from typing import Any, TypeVar
 import orjson
 
 from store.changes import DataVersion
-from store.derived import sort_fields
 from store.documents import (
     ApiKeyDoc,
     BenchmarkDoc,
@@ -63,7 +62,7 @@ CREATE TABLE IF NOT EXISTS benchmarks (
     category TEXT NOT NULL,
     family TEXT NOT NULL,             -- the parent's slug, or the benchmark's own
     status TEXT NOT NULL,
-    -- What the orders sort on, each ascending (store.derived.sort_fields)
+    -- What the orders sort on, each ascending (resolvers.ordering, kept in each document)
     retired INTEGER NOT NULL,
     demotion INTEGER NOT NULL,
     name_key TEXT NOT NULL,
@@ -331,7 +330,7 @@ class SqliteStore:
                 return None
             doc = found[0]
             request = NeighbourhoodRequest(
-                family=doc["parent"] or doc["slug"],
+                family=doc["family"],
                 category=doc["category"]["slug"],
                 siblings_limit=siblings,
             )
@@ -652,7 +651,6 @@ def _insert(connection: sqlite3.Connection, collection: str, doc: Any) -> None:
 def _insert_benchmark(connection: sqlite3.Connection, doc: BenchmarkDoc) -> None:
     stored = {k: v for k, v in doc.items() if k != "history"}
     made_by = doc["made_by"]
-    order = sort_fields(doc)
     connection.execute(
         f"INSERT INTO benchmarks ({BENCHMARK_COLUMNS}) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -661,12 +659,12 @@ def _insert_benchmark(connection: sqlite3.Connection, doc: BenchmarkDoc) -> None
             doc["revision"],
             doc["name"],
             doc["category"]["slug"],
-            doc["parent"] or doc["slug"],
+            doc["family"],
             doc["status"],
-            order["retired"],
-            order["demotion"],
-            order["name_key"],
-            order["release_key"],
+            doc["retired"],
+            doc["demotion"],
+            doc["name_key"],
+            doc["release_key"],
             doc["kind"],
             None if made_by is None else made_by["slug"],
             _dumps(stored),

@@ -1,11 +1,14 @@
 """Fields the store keeps beside the data so that its queries can use indexes.
 
-They are derived on every write from the data itself, never edited on their own.
+They are derived by the resolvers' rules on every write, from the data itself, never edited on
+their own.
 """
 
+from resolvers.family import family_root
 from resolvers.leaderboard import leaderboard
+from resolvers.ordering import catalog_order
 from resolvers.tracking import TrackedModels, model_key, model_keys
-from store.documents import BenchmarkDoc, EntryDoc, ModelDoc, SortFieldsDoc, TrackedRankDoc
+from store.documents import BenchmarkDoc, EntryDoc, ModelDoc, TrackedRankDoc
 
 
 def with_benchmark_keys(doc: BenchmarkDoc, tracked: TrackedModels) -> BenchmarkDoc:
@@ -20,25 +23,11 @@ def with_benchmark_keys(doc: BenchmarkDoc, tracked: TrackedModels) -> BenchmarkD
     ]
     return {
         **doc,
-        "family": doc["parent"] or doc["slug"],
-        **sort_fields(doc),
+        "family": family_root(doc),
+        **catalog_order(doc),
         "entries": entries,
         "scores_refreshed_on": latest["read_on"] if latest else None,
         "tracked_ranks": tracked_ranks(entries, doc["metric"]["higher_is_better"], tracked),
-    }
-
-
-def sort_fields(doc: BenchmarkDoc) -> SortFieldsDoc:
-    """What catalogs and siblings are ordered by, each field ascending (store.queries)."""
-    released = doc["released_on"]
-    return {
-        "retired": 0 if doc["status"] == "IN_USE" else 1,  # in use first
-        "demotion": -doc["prominence"],  # higher prominence first
-        "name_key": doc["name"].casefold(),  # names ignoring case
-        # Newest release first, unknown last: a month counted down from 9999-12.
-        "release_key": "~"
-        if released is None
-        else f"{9999 - int(released[:4]):04d}-{12 - int(released[5:7]):02d}",
     }
 
 
