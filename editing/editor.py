@@ -1,35 +1,40 @@
-"""Making one change: load, check, write at the revision read, and refuse what moved on.
+"""The change service: every write, from the API, the CLI or a bulk import, is made here.
 
-Every change is a single document write, so it is atomic on any MongoDB (and the embedded
-store): it lands whole or not at all. A writer may give the revision it expects; without one,
-a change that loses a race is made again on the new revision, after a random pause that grows
-with each lost race (exponential backoff with full jitter), until `RETRY_SECONDS` have passed.
+A change loads what it builds on, checks it (editing.changes: the rules, revisions, history),
+and writes the changed document at the revision it read, or refuses what moved on. Each is a
+single document write, so it is atomic on any MongoDB (and the embedded store). A writer may
+give the revision it expects; without one, a change that loses a race is made again on the new
+revision, after a random pause that grows with each lost race (exponential backoff with full
+jitter), until `RETRY_SECONDS` have passed. Where the change reads and writes is its workspace
+(editing.workspace): the store itself, or an import's snapshot, written in batches or not at
+all (a dry run).
 """
 
 import asyncio
 import itertools
 import random
 import time
-from collections.abc import Awaitable, Callable, Collection, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from editing.changes import (
-    Catalog,
     Stamp,
     changed_benchmark,
     changed_model,
     check_room_for_category,
     with_read,
 )
-from editing.derived import tracked_ranks
 from editing.errors import Conflict, InvalidInput, NotFound
 from editing.inputs import BenchmarkFields, CategoryInput, LabInput, ModelFields, ReadInput
+from editing.workspace import LiveWorkspace, Workspace
 from resolvers.history import same_entries
-from resolvers.tracking import TrackedModels, index_by_key, model_key
+from resolvers.tracking import model_key
 from store.documents import BenchmarkDoc, CategoryDoc, LabDoc, ModelDoc, ReadDoc
-from store.queries import AlreadyExists, Store
+from store.queries import PROVENANCE_ID, SITE_FIGURES_ID, AlreadyExists, Collection, Store
+
+Result = Literal["created", "updated", "unchanged"]
 
 RETRY_SECONDS = 5.0
 FIRST_PAUSE_SECONDS = 0.001
@@ -45,38 +50,76 @@ class RecordedRead:
 
 
 class Editor:
-    """Changes made by one writer (`by`: an API key's name, or the CLI's)."""
+    """Changes made by one writer (`by`: an API key's name, or the CLI's), in a workspace (the
+    store itself unless given)."""
 
-    def __init__(self, store: Store, by: str, clock: Callable[[], datetime] | None = None):
-        self.store = store
+    def __init__(
+        self,
+        store: Store,
+        by: str,
+        clock: Callable[[], datetime] | None = None,
+        workspace: Workspace | None = None,
+    ):
+        self.workspace = workspace or LiveWorkspace(store)
         self.by = by
         self.clock = clock or (lambda: datetime.now(UTC))
 
     def stamp(self) -> Stamp:
         return Stamp(by=self.by, at=self.clock())
 
-    async def catalog(self) -> Catalog:
-        return Catalog(
-            labs={lab["slug"]: lab for lab in await self.store.labs()},
-            categories={c["slug"]: c for c in await self.store.known_categories()},
-            parents=await self.store.benchmark_parents(),
-        )
-
     async def create_benchmark(self, slug: str, fields: BenchmarkFields) -> BenchmarkDoc:
-        doc = changed_benchmark(None, slug, fields, await self.catalog(), self.stamp(), {})
+        catalog = await self.workspace.catalog()
+        doc = changed_benchmark(None, slug, fields, catalog, self.stamp(), {})
         assert doc is not None
-        await self._insert("benchmarks", doc, "benchmark")
+        await self._insert(Collection.BENCHMARKS, doc, "benchmark")
         return doc
+
+    async def put_benchmark(
+        self, slug: str, fields: BenchmarkFields, reads: list[ReadInput]
+    ) -> tuple[BenchmarkDoc, Result]:
+        """The benchmark created or updated with `fields`, and the `reads` not yet in its
+        history appended, all in one write (what an import does for each benchmark)."""
+        current: BenchmarkDoc | None = await self.workspace.load(Collection.BENCHMARKS, slug)
+        if current is None and not fields.model_fields_set:
+            raise InvalidInput.at(
+                ("slug",), f"there is no benchmark {slug!r}; give its fields to create it"
+            )
+
+        async def change(held: BenchmarkDoc | None) -> BenchmarkDoc | None:
+            stamp = self.stamp()
+            named: list[Iterable[Any]] = [held["entries"] if held else []]
+            named += [read.entries for read in reads]
+            tracked = await self.workspace.tracked(itertools.chain.from_iterable(named))
+            doc = held
+            if fields.model_fields_set or held is None:
+                catalog = await self.workspace.catalog()
+                doc = changed_benchmark(held, slug, fields, catalog, stamp, tracked) or held
+            assert doc is not None
+            for position, read in enumerate(reads):
+                try:
+                    doc = with_read(doc, read, stamp, tracked) or doc
+                except InvalidInput as error:
+                    raise error.within(("reads", position)) from error
+            return None if doc is held else doc
+
+        if current is None:
+            doc = await change(None)
+            assert doc is not None
+            await self._insert(Collection.BENCHMARKS, doc, "benchmark")
+            return doc, "created"
+        doc, written = await self._update(Collection.BENCHMARKS, slug, None, change)
+        return doc, "updated" if written else "unchanged"
 
     async def update_benchmark(
         self, slug: str, fields: BenchmarkFields, expected_revision: int | None
     ) -> BenchmarkDoc:
         async def change(current: BenchmarkDoc) -> BenchmarkDoc | None:
-            tracked = await self._tracked(current["entries"])
-            catalog = await self.catalog()
+            tracked = await self.workspace.tracked(current["entries"])
+            catalog = await self.workspace.catalog()
             return changed_benchmark(current, slug, fields, catalog, self.stamp(), tracked)
 
-        doc: BenchmarkDoc = (await self._update("benchmarks", slug, expected_revision, change))[0]
+        update = await self._update(Collection.BENCHMARKS, slug, expected_revision, change)
+        doc: BenchmarkDoc = update[0]
         return doc
 
     async def record_read(
@@ -89,11 +132,11 @@ class Editor:
         """
 
         async def change(current: BenchmarkDoc) -> BenchmarkDoc | None:
-            tracked = await self._tracked(read.entries)
+            tracked = await self.workspace.tracked(read.entries)
             return with_read(current, read, self.stamp(), tracked)
 
         doc, recorded = await self._update(
-            "benchmarks", slug, expected_revision, change, no_op_first=True
+            Collection.BENCHMARKS, slug, expected_revision, change, no_op_first=True
         )
         entries = [entry.model_dump(mode="json") for entry in read.entries]
         same = [
@@ -107,40 +150,79 @@ class Editor:
         labs, owners = await self._model_context(None, fields)
         doc = changed_model(None, slug, fields, labs, owners, self.stamp())
         assert doc is not None
-        await self._insert("models", doc, "model")
-        await rank_tracked_models(self.store, doc.get("keys", []))
+        await self._insert(Collection.MODELS, doc, "model")
+        await self.workspace.models_renamed(doc.get("keys", []))
         return doc
 
     async def update_model(
         self, slug: str, fields: ModelFields, expected_revision: int | None
     ) -> ModelDoc:
+        return (await self._change_model(slug, fields, expected_revision))[0]
+
+    async def put_model(self, slug: str, fields: ModelFields) -> tuple[ModelDoc, Result]:
+        """The model created, or updated with `fields` (what an import does for each model)."""
+        if await self.workspace.load(Collection.MODELS, slug) is None:
+            return await self.create_model(slug, fields), "created"
+        doc, written = await self._change_model(slug, fields, None)
+        return doc, "updated" if written else "unchanged"
+
+    async def _change_model(
+        self, slug: str, fields: ModelFields, expected_revision: int | None
+    ) -> tuple[ModelDoc, bool]:
         async def change(current: ModelDoc) -> ModelDoc | None:
             labs, owners = await self._model_context(current, fields)
             return changed_model(current, slug, fields, labs, owners, self.stamp())
 
-        before: ModelDoc = await self._load("models", slug)
-        doc, written = await self._update("models", slug, expected_revision, change)
+        before: ModelDoc = await self._load(Collection.MODELS, slug)
+        doc, written = await self._update(Collection.MODELS, slug, expected_revision, change)
         if written:
-            await rank_tracked_models(self.store, [*before.get("keys", []), *doc.get("keys", [])])
-        return doc  # type: ignore[no-any-return]
+            await self.workspace.models_renamed([*before.get("keys", []), *doc.get("keys", [])])
+        return doc, written
 
     async def create_lab(self, lab: LabInput) -> LabDoc:
         doc: LabDoc = {"slug": lab.slug, "name": lab.name}
-        await self._insert("labs", doc, "lab")
+        await self._insert(Collection.LABS, doc, "lab")
         return doc
 
     async def create_category(self, category: CategoryInput) -> CategoryDoc:
-        known = await self.store.known_categories()
-        if category.slug not in {held["slug"] for held in known}:
-            check_room_for_category({held["slug"]: held for held in known})
+        known = await self.workspace.categories()
+        if category.slug not in known:
+            check_room_for_category(known)
         doc: CategoryDoc = {"slug": category.slug, "name": category.name}
-        await self._insert("categories", doc, "category")
+        await self._insert(Collection.CATEGORIES, doc, "category")
         return doc
 
-    async def _tracked(self, entries: Iterable[Any]) -> TrackedModels:
-        """The tracked models these leaderboard rows (documents or inputs) name."""
-        keys = list({model_key(_model_name(entry)) for entry in entries})
-        return index_by_key(await self.store.models_by_keys(keys)) if keys else {}
+    async def put_lab_or_category(
+        self, collection: Collection, entry: LabInput | CategoryInput
+    ) -> Result:
+        """The lab or category created if new (what an import does); renaming is refused."""
+        held = await self.workspace.load(collection, entry.slug)
+        if held is not None:
+            if held["name"] != entry.name:
+                raise InvalidInput.at(
+                    ("name",),
+                    f"{entry.slug!r} is stored as {held['name']!r}; renaming is not supported",
+                )
+            return "unchanged"
+        if isinstance(entry, CategoryInput):
+            await self.create_category(entry)
+        else:
+            await self.create_lab(entry)
+        return "created"
+
+    async def put_site_figures(self, figures: dict[str, Any]) -> str:
+        """The site's figures, replaced: "created", "updated" or "unchanged"."""
+        if await self.workspace.store.site_figures() == figures:
+            return "unchanged"
+        return await self.workspace.put_site(SITE_FIGURES_ID, figures)
+
+    async def add_provenance(self, lines: list[str]) -> str:
+        """Provenance lines not yet known, added after those that are."""
+        known = await self.workspace.store.provenance()
+        added = [line for line in lines if line not in known]
+        if not added:
+            return "unchanged"
+        return await self.workspace.put_site(PROVENANCE_ID, {"lines": known + added})
 
     async def _model_context(
         self, current: ModelDoc | None, fields: ModelFields
@@ -151,17 +233,12 @@ class Editor:
             *(fields.aliases or []),
             *([fields.name] if fields.name else []),
         ]
-        keys = [model_key(spelling) for spelling in spellings]
-        owners = {
-            key: model["slug"]
-            for model in await self.store.models_by_keys(keys)
-            for key in model.get("keys", [])
-        }
-        return {lab["slug"]: lab for lab in await self.store.labs()}, owners
+        owners = await self.workspace.owners([model_key(spelling) for spelling in spellings])
+        return dict((await self.workspace.catalog()).labs), owners
 
-    async def _insert(self, collection: str, doc: Any, what: str) -> None:
+    async def _insert(self, collection: Collection, doc: Any, what: str) -> None:
         try:
-            await self.store.insert(collection, doc)
+            await self.workspace.insert(collection, doc)
         except AlreadyExists as error:
             if "slug" in error.key:
                 raise InvalidInput.at(
@@ -175,7 +252,7 @@ class Editor:
 
     async def _update(
         self,
-        collection: str,
+        collection: Collection,
         slug: str,
         expected_revision: int | None,
         change: Callable[[Any], Awaitable[Any]],
@@ -200,9 +277,7 @@ class Editor:
             if moved_on:
                 raise _conflict(collection, slug, expected_revision, current["revision"])
             try:
-                written = await self.store.replace_at_revision(
-                    collection, slug, current["revision"], doc
-                )
+                written = await self.workspace.replace(collection, current, doc)
             except AlreadyExists as error:
                 raise Conflict(
                     f"Another writer took {error.key} meanwhile; read again and retry.",
@@ -218,39 +293,14 @@ class Editor:
             current_revision=None,
         )
 
-    async def _load(self, collection: str, slug: str) -> Any:
-        found = await self.store.documents_by_slugs(collection, [slug])
-        if not found:
+    async def _load(self, collection: Collection, slug: str) -> Any:
+        found = await self.workspace.load(collection, slug)
+        if found is None:
             raise NotFound(f"There is no {collection[:-1]} with slug {slug!r}.")
-        return found[0]
+        return found
 
 
-async def rank_tracked_models(
-    store: Store, keys: list[str], skip: Collection[str] = frozenset()
-) -> None:
-    """Place tracked models anew on every leaderboard that names one of `keys` (but those in
-    `skip`), after a model's name or aliases changed: which rows are tracked, and so every
-    rank, may have moved."""
-    listing = await store.benchmarks_with_model_keys(list(set(keys)))
-    benchmarks = [doc for doc in listing if doc["slug"] not in skip]
-    if not benchmarks:
-        return
-    named = {entry["model_key"] for doc in benchmarks for entry in doc["entries"]}
-    tracked = index_by_key(await store.models_by_keys(list(named)))
-    await store.set_tracked_ranks(
-        {
-            doc["slug"]: tracked_ranks(doc["entries"], doc["metric"]["higher_is_better"], tracked)
-            for doc in benchmarks
-        }
-    )
-
-
-def _model_name(entry: Any) -> str:
-    name: str = entry["model_name"] if isinstance(entry, dict) else entry.model_name
-    return name
-
-
-def _conflict(collection: str, slug: str, expected: int | None, current: int) -> Conflict:
+def _conflict(collection: Collection, slug: str, expected: int | None, current: int) -> Conflict:
     return Conflict(
         f"The {collection[:-1]} {slug!r} is at revision {current}, not the expected {expected}: "
         "someone changed it first. Read it again, then retry with its revision.",

@@ -1,9 +1,11 @@
 """Bulk import: every item of a dataset created, updated, left unchanged, or rejected with reasons.
 
-Each benchmark's whole change (its fields and any new reads) is one document write, so an
-import that stops part way leaves each benchmark either fully updated or untouched. Reads
-already in a benchmark's history are recognised, so running the same import again finishes
-the job without duplicates. A dry run checks and counts everything without writing.
+Every item goes through the change service (editing.editor) as a write from the API would,
+in an import's workspace (editing.workspace): the changes build on one another, benchmark writes
+are gathered into transactions, and a dry run writes nothing. Each benchmark's whole change (its
+fields and any new reads) is one document write, so an import that stops part way leaves each
+benchmark either fully updated or untouched. Reads already in a benchmark's history are
+recognised, so running the same import again finishes the job without duplicates.
 """
 
 from collections import Counter
@@ -13,17 +15,10 @@ from datetime import UTC, datetime
 from functools import partial
 from typing import Any, Literal
 
-from editing.changes import (
-    Catalog,
-    Stamp,
-    changed_benchmark,
-    changed_model,
-    check_room_for_category,
-    with_read,
-)
+from editing.changes import Stamp
 from editing.dataset import CSV_LINES, Dataset
-from editing.editor import rank_tracked_models
-from editing.errors import EditError, InvalidInput, Location, Problem, dotted
+from editing.editor import Editor
+from editing.errors import EditError, InvalidInput, Problem, dotted
 from editing.inputs import (
     BenchmarkFields,
     CategoryInput,
@@ -33,9 +28,8 @@ from editing.inputs import (
     check_slug,
     parse,
 )
-from resolvers.tracking import index_by_key
-from store.documents import BenchmarkDoc, CategoryDoc, LabDoc, ModelDoc
-from store.queries import PROVENANCE_ID, SITE_FIGURES_ID, AlreadyExists, Store, Write
+from editing.workspace import BATCH_SIZE, ImportWorkspace, MovedOn, rank_tracked_models
+from store.queries import PROVENANCE_ID, SITE_FIGURES_ID, Collection, Store
 from store.seed import load_bundled_dataset
 
 Result = Literal["created", "updated", "unchanged", "rejected"]
@@ -73,23 +67,6 @@ class ImportSummary:
         return [outcome for outcome in self.outcomes if outcome.result == "rejected"]
 
 
-@dataclass
-class _State:
-    """What the store holds, as the import has changed it so far (also in a dry run)."""
-
-    labs: dict[str, LabDoc]
-    categories: dict[str, CategoryDoc]
-    models: dict[str, ModelDoc]
-    benchmarks: dict[str, BenchmarkDoc]
-    parents: dict[str, str | None]
-
-    def catalog(self) -> Catalog:
-        return Catalog(labs=self.labs, categories=self.categories, parents=self.parents)
-
-    def owners(self) -> dict[str, str]:
-        return {key: m["slug"] for m in self.models.values() for key in m.get("keys", [])}
-
-
 def item_count(dataset: Dataset) -> int:
     sections = ("labs", "categories", "models", "benchmarks")
     return sum(len(dataset.get(section, [])) for section in sections) + 1
@@ -105,52 +82,40 @@ async def import_dataset(
 ) -> ImportSummary:
     """Import `dataset` item by item; `advance` is called after each (for a progress bar)."""
     summary = ImportSummary()
-    state = await _load_state(store, dataset)
-    stored_before = set(state.parents)  # the benchmarks there were before this import
-    write = not dry_run
+    items = [item for item in dataset.get("benchmarks", []) if isinstance(item, dict)]
+    slugs = [item["slug"] for item in items if isinstance(item.get("slug"), str)]
+    workspace = await ImportWorkspace.of(store, slugs, dry_run)
+    stored_before = set(workspace.parents)  # the benchmarks there were before this import
+    editor = Editor(store, by=stamp.by, clock=lambda: stamp.at, workspace=workspace)
+    today = stamp.at.date()
 
-    async def registry(section: str, known: dict[str, Any], item: Any) -> None:
-        model: type[LabInput] | type[CategoryInput] = (
-            LabInput if section == "labs" else CategoryInput
+    async def registry(collection: Collection, item: Any) -> None:
+        kind: type[LabInput] | type[CategoryInput] = (
+            LabInput if collection is Collection.LABS else CategoryInput
         )
-        entry = parse(model, item, today=_day(stamp))
-        held = known.get(entry.slug)
-        if held is not None and held["name"] != entry.name:
-            raise InvalidInput.at(
-                ("name",),
-                f"{entry.slug!r} is stored as {held['name']!r}; renaming is not supported",
-            )
-        if held is None:
-            if section == "categories":
-                check_room_for_category(known)
-            known[entry.slug] = {"slug": entry.slug, "name": entry.name}
-            if write:
-                await store.insert(section, known[entry.slug])
-            summary.outcomes.append(Outcome(section, entry.slug, "created"))
-        else:
-            summary.outcomes.append(Outcome(section, entry.slug, "unchanged"))
+        entry = parse(kind, item, today=today)
+        result = await editor.put_lab_or_category(collection, entry)
+        summary.outcomes.append(Outcome(collection.value, entry.slug, result))
 
-    for section, known in (("labs", state.labs), ("categories", state.categories)):
-        for index, item in enumerate(dataset.get(section, [])):
-            await _each(summary, section, index, item, partial(registry, section, known))
+    for collection in (Collection.LABS, Collection.CATEGORIES):
+        for index, item in enumerate(dataset.get(collection.value, [])):
+            await _each(summary, collection.value, index, item, partial(registry, collection))
             advance()
 
     async def model(item: Any) -> None:
         slug, fields = _split(item, ModelFields, stamp)
-        current = state.models.get(slug)
-        doc = changed_model(current, slug, fields, state.labs, state.owners(), stamp)
-        await _write(store, "models", current, doc, summary, write, slug)
-        if doc is not None:
-            renamed.update(doc.get("keys", []))
-            if current is not None:
-                renamed.update(current.get("keys", []))
-        state.models[slug] = doc or current  # type: ignore[assignment]
+        try:
+            _, result = await editor.put_model(slug, fields)
+        except MovedOn as moved:
+            raise _moved_on(moved.slug) from moved
+        summary.outcomes.append(Outcome("models", slug, result))
 
-    renamed: set[str] = set()  # the name and alias keys of every model created or changed
     for index, item in enumerate(dataset.get("models", [])):
         await _each(summary, "models", index, item, model)
         advance()
-    tracked = index_by_key(state.models.values())
+
+    occurrences = Counter(slugs)
+    pending: dict[str, Outcome] = {}
 
     async def benchmark(item: Any) -> None:
         item = dict(item)
@@ -158,39 +123,35 @@ async def import_dataset(
         if not isinstance(raw_reads, list):
             raise InvalidInput.at(("reads",), "expected a list of reads")
         slug, fields = _split(item, BenchmarkFields, stamp)
-        current = state.benchmarks.get(slug)
-        doc = current
-        if current is None and not fields.model_fields_set:
-            raise InvalidInput.at(
-                ("slug",), f"there is no benchmark {slug!r}; give its fields to create it"
-            )
-        if fields.model_fields_set or current is None:
-            catalog = state.catalog()
-            doc = changed_benchmark(current, slug, fields, catalog, stamp, tracked) or current
-        assert doc is not None
+        reads = []
         for position, raw_read in enumerate(raw_reads):
-            if isinstance(raw_read, dict):
-                raw_read = dict(raw_read)
-            lines = raw_read.pop(CSV_LINES, None) if isinstance(raw_read, dict) else None
+            raw = dict(raw_read) if isinstance(raw_read, dict) else raw_read
+            if isinstance(raw, dict):
+                raw.pop(CSV_LINES, None)
             try:
-                read = parse(ReadInput, raw_read, today=_day(stamp))
-                doc = with_read(doc, read, stamp, tracked) or doc
+                reads.append(parse(ReadInput, raw, today=today))
             except InvalidInput as error:
-                raise _located(error, ("reads", position), lines) from error
-        await batch.add("benchmarks", slug, current, doc)
-        # Kept for a later item of the same benchmark only: thousands of whole documents held
-        # to the end would make every garbage collection longer as the import goes on.
-        occurrences[slug] -= 1
-        if occurrences[slug]:
-            state.benchmarks[slug] = doc
+                raise _by_line(error.within(("reads", position)), raw_reads) from error
+        try:
+            _, result = await editor.put_benchmark(slug, fields, reads)
+        except InvalidInput as error:
+            raise _by_line(error, raw_reads) from error
+        outcome = Outcome("benchmarks", slug, result)
+        if result == "unchanged" or dry_run:
+            summary.outcomes.append(outcome)
         else:
-            state.benchmarks.pop(slug, None)
-        state.parents[slug] = doc["parent"]
+            pending[slug] = outcome
+        occurrences[slug] -= 1
+        if not occurrences[slug]:
+            workspace.forget(slug)
+        if len(workspace.pending) >= BATCH_SIZE:
+            await flush()
 
-    batch = _Batch(store, summary, write)
-    occurrences = Counter(
-        item.get("slug") for item in dataset.get("benchmarks", []) if isinstance(item, dict)
-    )
+    async def flush() -> None:
+        for slug, written in await workspace.flush():
+            outcome = pending.pop(slug)
+            refused = Outcome("benchmarks", slug, "rejected", _reason(_moved_on(slug)))
+            summary.outcomes.append(outcome if written else refused)
 
     tracks_last = sorted(
         enumerate(dataset.get("benchmarks", [])),
@@ -199,31 +160,16 @@ async def import_dataset(
     for index, item in tracks_last:
         await _each(summary, "benchmarks", index, item, benchmark)
         advance()
-    await batch.flush()
+    await flush()
 
-    await _each(summary, "site", 0, dataset, lambda data: _site(store, data, summary, write))
+    await _each(summary, "site", 0, dataset, lambda data: _site(editor, data, summary))
     # Benchmarks written by this import placed the models already; those it left alone may
     # name a model it created or changed.
-    imported = {slug for slug in occurrences if isinstance(slug, str)}
-    if renamed and write and stored_before - imported:
-        await rank_tracked_models(store, list(renamed), skip=imported)
+    imported = set(occurrences)
+    if workspace.renamed and not dry_run and stored_before - imported:
+        await rank_tracked_models(store, list(workspace.renamed), skip=imported)
     advance()
     return summary
-
-
-async def _load_state(store: Store, dataset: Dataset) -> _State:
-    slugs = [
-        item["slug"]
-        for item in dataset.get("benchmarks", [])
-        if isinstance(item, dict) and isinstance(item.get("slug"), str)
-    ]
-    return _State(
-        labs={lab["slug"]: lab for lab in await store.labs()},
-        categories={c["slug"]: c for c in await store.known_categories()},
-        models={model["slug"]: model for model in await store.models()},
-        benchmarks={doc["slug"]: doc for doc in await store.benchmarks_by_slugs(slugs)},
-        parents=await store.benchmark_parents(),
-    )
 
 
 async def _each(
@@ -246,69 +192,10 @@ def _split(item: dict[str, Any], fields_model: type[Any], stamp: Stamp) -> tuple
     slug = rest.pop("slug", None)
     if not isinstance(slug, str):
         raise InvalidInput.at(("slug",), "is required")
-    return check_slug(slug), parse(fields_model, rest, today=_day(stamp))
+    return check_slug(slug), parse(fields_model, rest, today=stamp.at.date())
 
 
-@dataclass
-class _Batch:
-    """Benchmark writes gathered into transactions of `BATCH_SIZE`: each benchmark is still
-    whole or untouched, and the indexes each one touches are written once a batch, not once a
-    benchmark (which made an import slower, per benchmark, the larger the almanac)."""
-
-    store: Store
-    summary: ImportSummary
-    write: bool
-    pending: list[tuple[Write, Outcome]] = field(default_factory=list)
-
-    async def add(self, collection: str, slug: str, current: Any, doc: Any) -> None:
-        if doc is None or doc is current:
-            self.summary.outcomes.append(Outcome(collection, slug, "unchanged"))
-            return
-        outcome = Outcome(collection, slug, "created" if current is None else "updated")
-        if not self.write:
-            self.summary.outcomes.append(outcome)
-            return
-        revision = None if current is None else current["revision"]
-        self.pending.append((Write(collection, doc, revision), outcome))
-        if len(self.pending) >= BATCH_SIZE:
-            await self.flush()
-
-    async def flush(self) -> None:
-        if not self.pending:
-            return
-        written = await self.store.write_batch([one for one, _ in self.pending])
-        for (_, outcome), done in zip(self.pending, written, strict=True):
-            refused = Outcome(
-                outcome.section, outcome.key, "rejected", _reason(_moved_on(outcome.key))
-            )
-            self.summary.outcomes.append(outcome if done else refused)
-        self.pending.clear()
-
-
-async def _write(
-    store: Store,
-    collection: str,
-    current: Any,
-    doc: Any,
-    summary: ImportSummary,
-    write: bool,
-    slug: str,
-) -> None:
-    if doc is None or doc is current:
-        summary.outcomes.append(Outcome(collection, slug, "unchanged"))
-        return
-    if write:
-        try:
-            if current is None:
-                await store.insert(collection, doc)
-            elif not await store.replace_at_revision(collection, slug, current["revision"], doc):
-                raise _moved_on(slug)
-        except AlreadyExists as error:
-            raise _moved_on(slug) from error
-    summary.outcomes.append(Outcome(collection, slug, "created" if current is None else "updated"))
-
-
-async def _site(store: Store, data: Dataset, summary: ImportSummary, write: bool) -> None:
+async def _site(editor: Editor, data: Dataset, summary: ImportSummary) -> None:
     """The site figures and provenance lines (merged: lines already known are kept)."""
     if "site" in data:
         site = data["site"]
@@ -322,27 +209,14 @@ async def _site(store: Store, data: Dataset, summary: ImportSummary, write: bool
         ]
         if problems:
             raise InvalidInput(problems)
-        unchanged = await store.site_figures() == site
-        await _keep(store, summary, write, SITE_FIGURES_ID, site, unchanged)
+        result = await editor.put_site_figures(site)
+        summary.outcomes.append(Outcome("site", SITE_FIGURES_ID, result))  # type: ignore[arg-type]
     lines = data.get("provenance", [])
     if lines:
         if not all(isinstance(line, str) for line in lines):
             raise InvalidInput.at(("provenance",), "expected a list of strings")
-        known = await store.provenance()
-        added = [line for line in lines if line not in known]
-        await _keep(store, summary, write, PROVENANCE_ID, {"lines": known + added}, not added)
-
-
-async def _keep(
-    store: Store, summary: ImportSummary, write: bool, key: str, doc: Any, unchanged: bool
-) -> None:
-    if unchanged:
-        summary.outcomes.append(Outcome("site", key, "unchanged"))
-        return
-    result = "updated"
-    if write:
-        result = await store.replace("site", {"_id": key}, {"_id": key, **doc})
-    summary.outcomes.append(Outcome("site", key, result))  # type: ignore[arg-type]
+        result = await editor.add_provenance(lines)
+        summary.outcomes.append(Outcome("site", PROVENANCE_ID, result))  # type: ignore[arg-type]
 
 
 def _count(value: Any) -> bool:
@@ -355,15 +229,18 @@ def _moved_on(slug: str) -> InvalidInput:
     )
 
 
-def _located(error: InvalidInput, prefix: Location, lines: list[int] | None) -> InvalidInput:
-    """The problems inside a read, named by CSV line where the read came from a CSV file."""
-    if lines is None:
-        return error.within(prefix)
+def _by_line(error: InvalidInput, raw_reads: list[Any]) -> InvalidInput:
+    """The problems inside reads, each row named by its CSV line where the read came from a CSV
+    file (`reads[0].entries[3].score` becomes `line[5].score`)."""
     problems = []
     for problem in error.problems:
         where = problem.location
-        if len(where) >= 2 and where[0] == "entries" and isinstance(where[1], int):
-            where = ("line", lines[where[1]], *where[2:])
+        if len(where) >= 4 and where[0] == "reads" and where[2] == "entries":
+            read, row = where[1], where[3]
+            raw = raw_reads[read] if isinstance(read, int) and read < len(raw_reads) else None
+            lines = raw.get(CSV_LINES) if isinstance(raw, dict) else None
+            if lines is not None and isinstance(row, int):
+                where = ("line", lines[row], *where[4:])
         problems.append(Problem(where, problem.message))
     return InvalidInput(problems)
 
@@ -374,12 +251,7 @@ def _reason(error: EditError) -> str:
     return str(error)
 
 
-def _day(stamp: Stamp) -> Any:
-    return stamp.at.date()
-
-
 BUNDLED_DATASET_WRITER = "bundled dataset"
-BATCH_SIZE = 200
 
 
 async def seed(store: Store) -> ImportSummary:

@@ -19,7 +19,7 @@ from api_errors import ApiError
 from request_limits.budgets import BucketPolicy
 from schema.context import Identity
 from store.documents import ApiKeyDoc, BudgetDoc
-from store.queries import AlreadyExists, Store
+from store.queries import AlreadyExists, Collection, Store
 
 SCOPES = ("read", "admin")
 PREFIX = "alm"
@@ -59,7 +59,7 @@ async def create_key(
     if budget is not None:
         doc["budget"] = _budget_doc(budget)
     try:
-        await store.insert("api_keys", doc)
+        await store.insert(Collection.API_KEYS, doc)
     except AlreadyExists as error:
         raise ValueError(f"there is already a key named {name!r}") from error
     return f"{PREFIX}_{key_id}_{secret}"

@@ -24,6 +24,7 @@ from store.queries import (
     SITE_FIGURES_ID,
     AlreadyExists,
     BenchmarkFilter,
+    Collection,
     Neighbourhood,
     NeighbourhoodRequest,
     Order,
@@ -48,7 +49,7 @@ class MongoStore:
         # Known only while the change stream is followed (`follow_changes`).
         self.version = DataVersion(known=False)
 
-    async def replace(self, collection: str, key: dict[str, Any], doc: Any) -> str:
+    async def replace(self, collection: Collection, key: dict[str, Any], doc: Any) -> str:
         """Write `doc` in place of the document matching `key`, creating it if there is none.
 
         Returns "created", "updated" or "unchanged".
@@ -59,7 +60,7 @@ class MongoStore:
         self.version.bump()
         return "created" if result.upserted_id is not None else "updated"
 
-    async def insert_many(self, collection: str, docs: list[Any]) -> None:
+    async def insert_many(self, collection: Collection, docs: list[Any]) -> None:
         """Store new documents; `AlreadyExists` if a unique index already holds a key."""
         try:
             await self.db[collection].insert_many([dict(doc) for doc in docs])
@@ -67,7 +68,7 @@ class MongoStore:
             raise AlreadyExists(_taken(error)) from error
         self.version.bump()
 
-    async def insert(self, collection: str, doc: Any) -> None:
+    async def insert(self, collection: Collection, doc: Any) -> None:
         """Store a new document; `AlreadyExists` if a unique index already holds its key."""
         try:
             await self.db[collection].insert_one(dict(doc))
@@ -76,7 +77,7 @@ class MongoStore:
         self.version.bump()
 
     async def replace_at_revision(
-        self, collection: str, slug: str, revision: int, doc: Any
+        self, collection: Collection, slug: str, revision: int, doc: Any
     ) -> bool:
         """Replace the document `slug` if it is still at `revision`; False if it moved on.
 
@@ -115,11 +116,11 @@ class MongoStore:
     async def ping(self) -> None:
         await self.db.command("ping")
 
-    async def documents_by_slugs(self, collection: str, slugs: list[str]) -> list[Any]:
+    async def documents_by_slugs(self, collection: Collection, slugs: list[str]) -> list[Any]:
         return await self._by_slugs(collection, slugs)
 
     async def benchmarks_by_slugs(self, slugs: list[str]) -> list[BenchmarkDoc]:
-        return await self._by_slugs("benchmarks", slugs)
+        return await self._by_slugs(Collection.BENCHMARKS, slugs)
 
     async def benchmark_with_neighbourhood(
         self, slug: str, siblings: int
@@ -250,7 +251,7 @@ class MongoStore:
         return list(await self.db.models.find({"keys": {"$in": keys}}, NO_ID).to_list(None))
 
     async def models_by_slugs(self, slugs: list[str]) -> list[ModelDoc]:
-        return await self._by_slugs("models", slugs)
+        return await self._by_slugs(Collection.MODELS, slugs)
 
     async def models(self) -> list[ModelDoc]:
         """The whole curated list."""
@@ -260,7 +261,7 @@ class MongoStore:
         """Every benchmark, whole (for export)."""
         return list(await self.db.benchmarks.find({}, NO_ID).sort("slug").to_list(None))
 
-    async def _by_slugs(self, collection: str, slugs: list[str]) -> list[Any]:
+    async def _by_slugs(self, collection: Collection, slugs: list[str]) -> list[Any]:
         cursor = self.db[collection].find({"slug": {"$in": slugs}}, NO_ID)
         return list(await cursor.to_list(None))
 

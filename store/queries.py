@@ -5,6 +5,7 @@ production) and `store.sqlite.SqliteStore` (SQLite in a data directory: the defa
 """
 
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, Literal, Protocol
 
 from store.changes import DataVersion
@@ -41,12 +42,23 @@ class BenchmarkFilter:
     name_contains: str | None = None
 
 
+class Collection(StrEnum):
+    """The store's collections (tables on the embedded store): other layers name them so."""
+
+    BENCHMARKS = "benchmarks"
+    MODELS = "models"
+    LABS = "labs"
+    CATEGORIES = "categories"
+    API_KEYS = "api_keys"
+    SITE = "site"
+
+
 @dataclass(frozen=True)
 class Write:
     """One document to write in a batch: new (`revision` None), or in place of the stored one
     if that is still at `revision`."""
 
-    collection: str
+    collection: Collection
     doc: Any
     revision: int | None = None
 
@@ -99,15 +111,15 @@ class Store(Protocol):
     embedded: bool
     version: DataVersion
 
-    async def replace(self, collection: str, key: dict[str, Any], doc: Any) -> str: ...
-    async def insert(self, collection: str, doc: Any) -> None: ...
-    async def insert_many(self, collection: str, docs: list[Any]) -> None: ...
+    async def replace(self, collection: Collection, key: dict[str, Any], doc: Any) -> str: ...
+    async def insert(self, collection: Collection, doc: Any) -> None: ...
+    async def insert_many(self, collection: Collection, docs: list[Any]) -> None: ...
     async def replace_at_revision(
-        self, collection: str, slug: str, revision: int, doc: Any
+        self, collection: Collection, slug: str, revision: int, doc: Any
     ) -> bool: ...
     async def write_batch(self, writes: list[Write]) -> list[bool]: ...
     async def ping(self) -> None: ...
-    async def documents_by_slugs(self, collection: str, slugs: list[str]) -> list[Any]: ...
+    async def documents_by_slugs(self, collection: Collection, slugs: list[str]) -> list[Any]: ...
     async def benchmarks_by_slugs(self, slugs: list[str]) -> list[BenchmarkDoc]: ...
     async def benchmark_with_neighbourhood(
         self, slug: str, siblings: int

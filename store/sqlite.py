@@ -41,6 +41,7 @@ from store.queries import (
     SITE_FIGURES_ID,
     AlreadyExists,
     BenchmarkFilter,
+    Collection,
     Neighbourhood,
     NeighbourhoodRequest,
     Order,
@@ -196,7 +197,7 @@ class SqliteStore:
 
     # Writes
 
-    async def replace(self, collection: str, key: dict[str, Any], doc: Any) -> str:
+    async def replace(self, collection: Collection, key: dict[str, Any], doc: Any) -> str:
         """Write a site record in place of the one under `key`; "created", "updated" or
         "unchanged"."""
         assert collection == "site"
@@ -214,11 +215,11 @@ class SqliteStore:
             self.version.bump()
         return result
 
-    async def insert(self, collection: str, doc: Any) -> None:
+    async def insert(self, collection: Collection, doc: Any) -> None:
         """Store a new document; `AlreadyExists` if its slug, key or name is taken."""
         await self.insert_many(collection, [doc])
 
-    async def insert_many(self, collection: str, docs: Iterable[Any]) -> None:
+    async def insert_many(self, collection: Collection, docs: Iterable[Any]) -> None:
         """Store new documents in one transaction: all of them, or none."""
         docs = list(docs)
 
@@ -230,7 +231,7 @@ class SqliteStore:
         self.version.bump()
 
     async def replace_at_revision(
-        self, collection: str, slug: str, revision: int, doc: Any
+        self, collection: Collection, slug: str, revision: int, doc: Any
     ) -> bool:
         """Replace the document `slug` if it is still at `revision`; False if it moved on."""
 
@@ -311,7 +312,7 @@ class SqliteStore:
     async def ping(self) -> None:
         await self._run(lambda connection: connection.execute("SELECT 1").fetchone())
 
-    async def documents_by_slugs(self, collection: str, slugs: list[str]) -> list[Any]:
+    async def documents_by_slugs(self, collection: Collection, slugs: list[str]) -> list[Any]:
         if collection == "benchmarks":
             return await self.benchmarks_by_slugs(slugs)
         return await self._docs(f"SELECT doc FROM {_table(collection)} WHERE slug IN", slugs)
@@ -613,7 +614,7 @@ def _neighbourhood(connection: sqlite3.Connection, request: NeighbourhoodRequest
 
 
 def _replace(
-    connection: sqlite3.Connection, collection: str, slug: str, revision: int, doc: Any
+    connection: sqlite3.Connection, collection: Collection, slug: str, revision: int, doc: Any
 ) -> bool:
     """Put `doc` in place of the document `slug` if it is still at `revision`."""
     found = connection.execute(
@@ -625,7 +626,7 @@ def _replace(
     return True
 
 
-def _insert(connection: sqlite3.Connection, collection: str, doc: Any) -> None:
+def _insert(connection: sqlite3.Connection, collection: Collection, doc: Any) -> None:
     """Insert one document with its indexed columns and side-table keys."""
     try:
         if collection == "benchmarks":
@@ -697,7 +698,7 @@ def _insert_model(connection: sqlite3.Connection, doc: ModelDoc) -> None:
     )
 
 
-def _taken(collection: str, doc: Any, message: str) -> dict[str, Any]:
+def _taken(collection: Collection, doc: Any, message: str) -> dict[str, Any]:
     """Which unique value was taken, as MongoDB names it: `{"slug": ...}`, `{"keys": ...}`."""
     if "model_keys.key" in message:
         return {"keys": doc.get("keys")}
@@ -708,7 +709,7 @@ def _taken(collection: str, doc: Any, message: str) -> dict[str, Any]:
     return {"slug": doc.get("slug")}
 
 
-def _table(collection: str) -> str:
+def _table(collection: Collection) -> str:
     if collection not in ("benchmarks", "models", "labs", "categories", "api_keys"):
         raise ValueError(f"no collection named {collection!r}")
     return collection

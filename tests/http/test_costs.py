@@ -13,7 +13,7 @@ from editing.importer import import_dataset
 from editing.inputs import BenchmarkFields, ReadInput, parse
 from resolvers.tracking import index_by_key
 from server.settings import Settings
-from store.queries import Store
+from store.queries import Collection, Store
 
 BENCHMARKS = 2_000
 MODEL = "synthetic-model-0"
@@ -41,7 +41,7 @@ async def synthetic(store: Store) -> Store:
         for read in item["reads"]:
             doc = with_read(doc, parse(ReadInput, read), stamp, tracked)  # type: ignore[arg-type]
         docs.append(doc)
-    await store.insert_many("benchmarks", docs)  # in one batch: quicker than an import
+    await store.insert_many(Collection.BENCHMARKS, docs)  # in one batch: quicker than an import
     return store
 
 

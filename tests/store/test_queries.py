@@ -9,7 +9,7 @@ import pytest
 from editing.changes import Catalog, Stamp, changed_benchmark
 from editing.inputs import BenchmarkFields, parse
 from store.documents import BenchmarkDoc
-from store.queries import BenchmarkFilter, NeighbourhoodRequest, Store, order_key
+from store.queries import BenchmarkFilter, Collection, NeighbourhoodRequest, Store, order_key
 
 STAMP = Stamp(by="test", at=datetime(2026, 11, 30, tzinfo=UTC))
 
@@ -32,7 +32,7 @@ def benchmark(slug: str, parents: dict[str, str | None], **fields: Any) -> Bench
 
 @pytest.fixture
 async def ordered(store: Store) -> Store:
-    await store.insert("categories", {"slug": "orders", "name": "Orders"})
+    await store.insert(Collection.CATEGORIES, {"slug": "orders", "name": "Orders"})
     parents: dict[str, str | None] = {}
     docs = [
         benchmark("suite", parents),
@@ -44,7 +44,7 @@ async def ordered(store: Store) -> Store:
         benchmark("same-2", parents, name="Same"),
         benchmark("same-1", parents, name="Same"),
     ]
-    await store.insert_many("benchmarks", docs)
+    await store.insert_many(Collection.BENCHMARKS, docs)
     return store
 
 

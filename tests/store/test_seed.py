@@ -4,7 +4,7 @@ import pytest
 
 from editing.importer import seed
 from store.mongo import MongoStore
-from store.queries import AlreadyExists, Store
+from store.queries import AlreadyExists, Collection, Store
 from store.seed import load_bundled_dataset
 
 
@@ -39,7 +39,7 @@ async def test_an_alias_belongs_to_one_model(store: Store) -> None:
         pytest.skip("mongomock does not enforce unique indexes over arrays; MongoDB does")
     intruder = {**(await store.models_by_slugs(["qwen-14b"]))[0], "slug": "impostor"}
     with pytest.raises(AlreadyExists) as taken:
-        await store.insert("models", intruder)
+        await store.insert(Collection.MODELS, intruder)
     assert "keys" in taken.value.key
     assert [m["slug"] for m in await store.models_by_keys(["qwen-14b-chat"])] == ["qwen-14b"]
 
@@ -47,7 +47,7 @@ async def test_an_alias_belongs_to_one_model(store: Store) -> None:
 async def test_slugs_are_unique(store: Store) -> None:
     [held] = await store.benchmarks_by_slugs(["code-interpreter-benchmark-general"])
     with pytest.raises(AlreadyExists):
-        await store.insert("benchmarks", {**held, "name": "Another"})
+        await store.insert(Collection.BENCHMARKS, {**held, "name": "Another"})
     [still] = await store.benchmarks_by_slugs(["code-interpreter-benchmark-general"])
     assert still["name"] == held["name"]
 

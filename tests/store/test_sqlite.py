@@ -21,6 +21,7 @@ from starlette.applications import Starlette
 from bench.synthetic import synthetic_almanac
 from server.app import ADMIN_KEY_FILE, create_app
 from server.settings import Settings
+from store.queries import Collection
 from store.sqlite import SqliteStore
 
 ROOT = Path(__file__).parents[2]
@@ -166,8 +167,8 @@ async def test_of_two_connections_writing_at_one_revision_exactly_one_wins(
             for who in ("server", "cli")
         ]
         outcomes = await asyncio.gather(
-            server.replace_at_revision("benchmarks", GENERAL, doc["revision"], changed[0]),
-            cli.replace_at_revision("benchmarks", GENERAL, doc["revision"], changed[1]),
+            server.replace_at_revision(Collection.BENCHMARKS, GENERAL, doc["revision"], changed[0]),
+            cli.replace_at_revision(Collection.BENCHMARKS, GENERAL, doc["revision"], changed[1]),
         )
         assert sorted(outcomes) == [False, True]
         [now] = await cli.benchmarks_by_slugs([GENERAL])

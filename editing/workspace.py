@@ -1,0 +1,226 @@
+"""Where a change reads what it builds on, and where it writes what it makes.
+
+- `LiveWorkspace`, the write API's: the store itself. Each change is written at once, at the
+  revision it read; a change that loses a race is made again (see editing.editor).
+- `ImportWorkspace`, a bulk import's: a snapshot of what the import touches, taken once, which
+  its changes build on one after another. Benchmark writes are gathered into transactions of
+  `BATCH_SIZE`, each benchmark still whole or untouched, and each still at the revision read
+  (one moved on meanwhile is reported, not overwritten). A dry run writes nothing at all.
+"""
+
+from collections.abc import Collection as Many
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from editing.changes import Catalog
+from editing.derived import tracked_ranks
+from resolvers.tracking import TrackedModels, index_by_key, model_key
+from store.documents import BenchmarkDoc, CategoryDoc, LabDoc, ModelDoc
+from store.queries import Collection, Store, Write
+
+BATCH_SIZE = 200
+
+
+class Workspace(Protocol):
+    store: Store
+    staged: bool
+    """True when writes land later (`ImportWorkspace`): a change is then made once, not
+    retried, and a write that finds its document moved on is reported when it lands."""
+
+    async def catalog(self) -> Catalog: ...
+    async def tracked(self, entries: Iterable[Any]) -> TrackedModels:
+        """The tracked models these leaderboard rows (documents or inputs) name (at least)."""
+        ...
+
+    async def owners(self, keys: list[str]) -> dict[str, str]: ...
+    async def categories(self) -> dict[str, CategoryDoc]: ...
+    async def load(self, collection: Collection, slug: str) -> Any | None: ...
+    async def insert(self, collection: Collection, doc: Any) -> None: ...
+    async def replace(self, collection: Collection, current: Any, doc: Any) -> bool: ...
+    async def put_site(self, key: str, doc: dict[str, Any]) -> str: ...
+    async def models_renamed(self, keys: list[str]) -> None: ...
+
+
+class LiveWorkspace:
+    staged = False
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    async def catalog(self) -> Catalog:
+        return Catalog(
+            labs={lab["slug"]: lab for lab in await self.store.labs()},
+            categories=await self.categories(),
+            parents=await self.store.benchmark_parents(),
+        )
+
+    async def tracked(self, entries: Iterable[Any]) -> TrackedModels:
+        keys = list({model_key(_model_name(entry)) for entry in entries})
+        return index_by_key(await self.store.models_by_keys(keys)) if keys else {}
+
+    async def owners(self, keys: list[str]) -> dict[str, str]:
+        return _owners(await self.store.models_by_keys(keys))
+
+    async def categories(self) -> dict[str, CategoryDoc]:
+        return {category["slug"]: category for category in await self.store.known_categories()}
+
+    async def load(self, collection: Collection, slug: str) -> Any | None:
+        found = await self.store.documents_by_slugs(collection, [slug])
+        return found[0] if found else None
+
+    async def insert(self, collection: Collection, doc: Any) -> None:
+        await self.store.insert(collection, doc)
+
+    async def replace(self, collection: Collection, current: Any, doc: Any) -> bool:
+        return await self.store.replace_at_revision(
+            collection, doc["slug"], current["revision"], doc
+        )
+
+    async def put_site(self, key: str, doc: dict[str, Any]) -> str:
+        return await self.store.replace(Collection.SITE, {"_id": key}, {"_id": key, **doc})
+
+    async def models_renamed(self, keys: list[str]) -> None:
+        await rank_tracked_models(self.store, keys)
+
+
+@dataclass
+class ImportWorkspace:
+    """What an import has read and changed so far (also in a dry run)."""
+
+    store: Store
+    dry_run: bool
+    labs: dict[str, LabDoc]
+    known_categories: dict[str, CategoryDoc]
+    models: dict[str, ModelDoc]
+    benchmarks: dict[str, BenchmarkDoc]
+    parents: dict[str, str | None]
+    renamed: set[str] = field(default_factory=set)
+    """The name and alias keys of every model created or changed."""
+    pending: list[Write] = field(default_factory=list)
+    tracked_models: TrackedModels | None = None  # the tracked models by key, until one changes
+    staged = True
+
+    @classmethod
+    async def of(cls, store: Store, benchmarks: list[str], dry_run: bool) -> "ImportWorkspace":
+        """The store's labs, categories and models, and these benchmarks."""
+        return cls(
+            store=store,
+            dry_run=dry_run,
+            labs={lab["slug"]: lab for lab in await store.labs()},
+            known_categories={c["slug"]: c for c in await store.known_categories()},
+            models={model["slug"]: model for model in await store.models()},
+            benchmarks={doc["slug"]: doc for doc in await store.benchmarks_by_slugs(benchmarks)},
+            parents=await store.benchmark_parents(),
+        )
+
+    async def catalog(self) -> Catalog:
+        return Catalog(labs=self.labs, categories=self.known_categories, parents=self.parents)
+
+    async def tracked(self, entries: Iterable[Any]) -> TrackedModels:
+        if self.tracked_models is None:
+            self.tracked_models = index_by_key(self.models.values())
+        return self.tracked_models
+
+    async def owners(self, keys: list[str]) -> dict[str, str]:
+        return _owners(self.models.values())
+
+    async def categories(self) -> dict[str, CategoryDoc]:
+        return self.known_categories
+
+    async def load(self, collection: Collection, slug: str) -> Any | None:
+        return self._held(collection).get(slug)
+
+    async def insert(self, collection: Collection, doc: Any) -> None:
+        await self._write(collection, None, doc)
+
+    async def replace(self, collection: Collection, current: Any, doc: Any) -> bool:
+        await self._write(collection, current, doc)
+        return True
+
+    async def put_site(self, key: str, doc: dict[str, Any]) -> str:
+        if self.dry_run:
+            return "updated"
+        return await self.store.replace(Collection.SITE, {"_id": key}, {"_id": key, **doc})
+
+    async def models_renamed(self, keys: list[str]) -> None:
+        self.renamed.update(keys)
+
+    def forget(self, slug: str) -> None:
+        """Let a benchmark the import is done with go: thousands of whole documents held to
+        the end would make every garbage collection longer as the import goes on."""
+        self.benchmarks.pop(slug, None)
+
+    async def flush(self) -> list[tuple[str, bool]]:
+        """Write the gathered benchmarks: each one's slug, and whether it was written (False:
+        another writer changed it since it was read)."""
+        if not self.pending:
+            return []
+        written = await self.store.write_batch(self.pending)
+        landed = [
+            (write.doc["slug"], done) for write, done in zip(self.pending, written, strict=True)
+        ]
+        self.pending.clear()
+        return landed
+
+    async def _write(self, collection: Collection, current: Any, doc: Any) -> None:
+        self._held(collection)[doc["slug"]] = doc
+        if collection is Collection.MODELS:
+            self.tracked_models = None
+        if collection is Collection.BENCHMARKS:
+            self.parents[doc["slug"]] = doc["parent"]
+            if not self.dry_run:
+                revision = None if current is None else current["revision"]
+                self.pending.append(Write(collection, doc, revision))
+        elif not self.dry_run:
+            if current is None:
+                await self.store.insert(collection, doc)
+            elif not await self.store.replace_at_revision(
+                collection, doc["slug"], current["revision"], doc
+            ):
+                raise MovedOn(doc["slug"])
+
+    def _held(self, collection: Collection) -> dict[str, Any]:
+        held: dict[Collection, dict[str, Any]] = {
+            Collection.BENCHMARKS: self.benchmarks,
+            Collection.MODELS: self.models,
+            Collection.LABS: self.labs,
+            Collection.CATEGORIES: self.known_categories,
+        }
+        return held[collection]
+
+
+class MovedOn(Exception):
+    """A document an import read was changed by another writer before the import wrote it."""
+
+    def __init__(self, slug: str) -> None:
+        super().__init__(slug)
+        self.slug = slug
+
+
+async def rank_tracked_models(store: Store, keys: list[str], skip: Many[str] = ()) -> None:
+    """Place tracked models anew on every leaderboard that names one of `keys` (but those in
+    `skip`), after a model's name or aliases changed: which rows are tracked, and so every
+    rank, may have moved."""
+    listing = await store.benchmarks_with_model_keys(list(set(keys)))
+    benchmarks = [doc for doc in listing if doc["slug"] not in skip]
+    if not benchmarks:
+        return
+    named = {entry["model_key"] for doc in benchmarks for entry in doc["entries"]}
+    tracked = index_by_key(await store.models_by_keys(list(named)))
+    await store.set_tracked_ranks(
+        {
+            doc["slug"]: tracked_ranks(doc["entries"], doc["metric"]["higher_is_better"], tracked)
+            for doc in benchmarks
+        }
+    )
+
+
+def _model_name(entry: Any) -> str:
+    name: str = entry["model_name"] if isinstance(entry, dict) else entry.model_name
+    return name
+
+
+def _owners(models: Many[ModelDoc]) -> dict[str, str]:
+    """Which model owns each name and alias key."""
+    return {key: model["slug"] for model in models for key in model.get("keys", [])}
