@@ -22,11 +22,9 @@ from pydantic import (
 
 from editing.errors import InvalidInput, Problem
 from store import vocabulary
-from store.documents import EARLIEST_YEAR
+from store.dates import DATE_SHAPE, EARLIEST_YEAR, MONTH_SHAPE, as_date, is_month, too_early
 
 SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
-_MONTH = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -48,27 +46,23 @@ def _today(info: ValidationInfo) -> date:
 
 
 def _past_date(value: str, info: ValidationInfo) -> str:
-    try:
-        day = date.fromisoformat(value) if _DATE.match(value) else None
-    except ValueError:
-        day = None
-    if day is None:
-        raise ValueError(f"expected a real date as YYYY-MM-DD, got {value!r}")
+    if (day := as_date(value)) is None:
+        raise ValueError(f"expected a real date as {DATE_SHAPE}, got {value!r}")
     if day > _today(info):
         raise ValueError(f"{value} is in the future")
     return _not_too_early(value)
 
 
 def _past_month(value: str, info: ValidationInfo) -> str:
-    if not _MONTH.match(value):
-        raise ValueError(f"expected a month as YYYY-MM, got {value!r}")
+    if not is_month(value):
+        raise ValueError(f"expected a month as {MONTH_SHAPE}, got {value!r}")
     if value > _today(info).isoformat()[:7]:
         raise ValueError(f"{value} is in the future")
     return _not_too_early(value)
 
 
 def _not_too_early(value: str) -> str:
-    if int(value[:4]) < EARLIEST_YEAR:
+    if too_early(value):
         raise ValueError(f"{value} is before {EARLIEST_YEAR}, the earliest the almanac keeps")
     return value
 

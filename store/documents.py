@@ -2,11 +2,8 @@
 
 from typing import NewType, NotRequired, TypedDict
 
-EARLIEST_YEAR = 1900
-"""No date or month before this year is stored: a year like 0001 is a typing mistake."""
-
 Date = NewType("Date", str)
-"""A calendar date, stored as ISO 8601 `YYYY-MM-DD`."""
+"""A calendar date, stored as ISO 8601 `YYYY-MM-DD` (store.dates checks them)."""
 
 YearMonth = NewType("YearMonth", str)
 """A month, stored as `YYYY-MM` (release dates have no day)."""
