@@ -57,23 +57,9 @@ class Catalog:
 
 
 NEW_BENCHMARK: dict[str, Any] = {
-    "description": None,
-    "note": None,
-    "metric": None,
-    "parent": None,
-    "track_position": None,
-    "made_by": None,
-    "released_on": None,
-    "kind": None,
-    "level": None,
-    "scoring": None,
-    "answer_format": None,
-    "task_availability": None,
+    **dict.fromkeys(BenchmarkFields.model_fields),  # every field the write side takes, empty
     "status": "IN_USE",
-    "category": None,
     "prominence": 0,
-    "ceiling": None,
-    "source": None,
     "model_card_reports": [],
     "history": [],
 }

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from editing.errors import InvalidInput, Problem
+from editing.inputs import BenchmarkFields, EntryInput, ModelFields, ReadInput
 from store.documents import BenchmarkDoc, ModelDoc
 from store.queries import Store
 
@@ -121,47 +122,31 @@ async def export_dataset(store: Store) -> Dataset:
     }
 
 
+# The file holds what the write side takes (editing.inputs), field for field: its format is
+# those declarations', and a field added there is exported and imported with no change here.
+
+
 def _exported_model(doc: ModelDoc) -> dict[str, Any]:
     return {
         "slug": doc["slug"],
-        "name": doc["name"],
-        "aliases": doc["aliases"],
+        **{name: doc[name] for name in ModelFields.model_fields},  # type: ignore[literal-required]
         "lab": doc["lab"]["slug"] if doc["lab"] else None,
-        "released_on": doc["released_on"],
-        "capability_index_rank": doc["capability_index_rank"],
     }
 
 
 def _exported_benchmark(doc: BenchmarkDoc) -> dict[str, Any]:
-    kept = {
-        key: value
-        for key, value in doc.items()
-        if key
-        not in (
-            "entries",
-            "scores_refreshed_on",
-            "family",
-            "retired",
-            "demotion",
-            "name_key",
-            "release_key",
-            "tracked_ranks",
-            "history",
-            "revision",
-            "updated_by",
-            "updated_at",
-        )
-    }
     return {
-        **kept,
+        "slug": doc["slug"],
+        **{name: doc[name] for name in BenchmarkFields.model_fields},  # type: ignore[literal-required]
         "made_by": doc["made_by"]["slug"] if doc["made_by"] else None,
         "category": doc["category"]["slug"],
         "reads": [
             {
-                "read_on": read["read_on"],
-                "recorded_by": read["recorded_by"],
-                "recorded_at": read["recorded_at"],
-                "entries": read["entries"],
+                **{name: read[name] for name in ReadInput.model_fields},  # type: ignore[literal-required]
+                "entries": [
+                    {name: entry[name] for name in EntryInput.model_fields}  # type: ignore[literal-required]
+                    for entry in read["entries"]
+                ],
             }
             for read in doc.get("history", [])
         ],
