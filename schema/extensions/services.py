@@ -44,6 +44,8 @@ class CachedAnswer:
 
 @dataclass
 class Services:
+    """What the extensions share across requests (built once per app by server.app)."""
+
     document_limits: DocumentLimits
     max_query_cost: int
     documents: BoundedCache[str, KnownDocument]
