@@ -1,5 +1,6 @@
 """JSON encoding of responses and of what is kept from them."""
 
+import hashlib
 from typing import Any
 
 import orjson
@@ -14,3 +15,9 @@ def encode_json(data: Any, *, sort_keys: bool = False) -> bytes:
     """
     encoded = orjson.dumps(data, option=orjson.OPT_SORT_KEYS if sort_keys else None)
     return memoryview(encoded).tobytes()
+
+
+def digest(content: bytes) -> str:
+    """What names these exact bytes: the first 128 bits of their SHA-256, in hex (what an
+    answer's ETag says)."""
+    return hashlib.sha256(content).hexdigest()[:32]

@@ -36,7 +36,7 @@ from request_limits.cost import REFUSED_COST
 from schema import Context, Identity, new_context, schema
 from schema.extensions.answer_reuse import kept_answer
 from schema.extensions.services import Meter, MeterMode, Services, operation_key
-from schema.json import encode_json
+from schema.json import digest, encode_json
 from server.api_keys import InvalidCredentials, authenticate
 from server.errors import refusal_response
 from server.graphiql import graphiql_page
@@ -303,14 +303,15 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         services = self.services.graphql
         assert context.operation is not None
         cost = services.costs.get(context.operation)
-        reused = kept_answer(services, context.operation, context.store.version.current)
-        if reused is None or cost is None:
+        kept = kept_answer(services, context.operation, context.store.version.current)
+        if kept is None or cost is None:
             return None
         meter.costs.append(cost)
         if meter.mode is MeterMode.PAY and not (await meter.charge(cost)).allowed:
             assert meter.allowance is not None
             return _failed(_throttled_error(cost, meter.allowance))
-        return ExecutionResult(data=reused, errors=None)  # type: ignore[arg-type]
+        context.request.state.digest = kept.digest  # Its ETag, known already.
+        return ExecutionResult(data=orjson.Fragment(kept.data), errors=None)  # type: ignore[arg-type]
 
     async def identify(self, request: Request) -> Identity | None:
         identity = await authenticate(request.app.state.store, request.headers.get("authorization"))
@@ -388,7 +389,8 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         else:
             response.status_code = 200
         if not batched and request.method == "GET" and first.data is not None and not first.errors:
-            headers["etag"] = entity_tag(encode_json(first.data))
+            content_digest = getattr(state, "digest", None) or digest(encode_json(first.data))
+            headers["etag"] = entity_tag(content_digest)
             public = getattr(state, "identity", None) is None
             headers["cache-control"] = cache_control(public, self.settings.cache_max_age_seconds)
             headers["vary"] = "Accept, Accept-Encoding, Authorization"

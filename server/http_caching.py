@@ -6,7 +6,6 @@ representation, so its ETag carries a `-gzip` suffix (a strong ETag names exact 
 """
 
 import gzip
-import hashlib
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -15,8 +14,9 @@ from starlette.responses import Response
 COMPRESS_FROM_BYTES = 500
 
 
-def entity_tag(content: bytes) -> str:
-    return f'"{hashlib.sha256(content).hexdigest()[:32]}"'
+def entity_tag(content_digest: str) -> str:
+    """The strong ETag of content with this digest (schema.json.digest)."""
+    return f'"{content_digest}"'
 
 
 def content_coding(accept_encoding: str | None, size: int) -> str | None:
@@ -57,20 +57,26 @@ def conditional(request: Request, response: Response) -> Response:
     etag = response.headers.get("etag")
     if etag is None:
         return response
-    body = bytes(response.body)
-    coding = content_coding(request.headers.get("accept-encoding"), len(body))
+    coding = content_coding(request.headers.get("accept-encoding"), len(response.body))
     if coding is not None:
         etag = f'{etag[:-1]}-{coding}"'  # A strong ETag names exact bytes.
+    if_none_match = request.headers.get("if-none-match")
+    if coding is None and if_none_match is None:
+        return response
     headers = {
         name: value
         for name, value in response.headers.items()
         if name not in ("content-length", "content-type", "etag")
     }
     headers["ETag"] = etag
-    if matches(request.headers.get("if-none-match"), etag):
+    if matches(if_none_match, etag):
         return Response(status_code=304, headers=headers)
-    if coding is not None:
-        headers["Content-Encoding"] = coding
+    if coding is None:
+        return response
+    headers["Content-Encoding"] = coding
     return Response(
-        encoded(body, coding), response.status_code, headers, response.headers["content-type"]
+        encoded(bytes(response.body), coding),
+        response.status_code,
+        headers,
+        response.headers["content-type"],
     )

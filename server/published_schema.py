@@ -5,6 +5,7 @@ from functools import cache
 from starlette.requests import Request
 from starlette.responses import Response
 
+from schema.json import digest
 from schema.stability import published_sdl
 from server.http_caching import conditional, entity_tag
 
@@ -19,7 +20,7 @@ def _sdl() -> bytes:
 async def published_schema(request: Request) -> Response:
     sdl = _sdl()
     headers = {
-        "ETag": entity_tag(sdl),
+        "ETag": entity_tag(digest(sdl)),
         "Cache-Control": "public, max-age=300, must-revalidate",
         "Vary": "Accept-Encoding",
     }

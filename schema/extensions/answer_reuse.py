@@ -22,17 +22,15 @@ from schema.extensions.services import (
     operation_of,
     services_of,
 )
-from schema.json import encode_json
+from schema.json import digest, encode_json
 
 
-def kept_answer(
-    services: Services, key: OperationKey, version: int | None
-) -> orjson.Fragment | None:
+def kept_answer(services: Services, key: OperationKey, version: int | None) -> CachedAnswer | None:
     """The answer kept for this operation, if it was computed on this version of the data."""
     kept = services.answers.get(key) if services.answers is not None else None
     if kept is None or version is None or kept.version != version:
         return None
-    return orjson.Fragment(kept.data)
+    return kept
 
 
 class KeepAnswers(SchemaExtension):
@@ -50,5 +48,5 @@ class KeepAnswers(SchemaExtension):
         if result is None or result.errors or result.data is None:
             return
         data = encode_json(result.data)
-        services.answers.put(key, CachedAnswer(version=version, data=data))
+        services.answers.put(key, CachedAnswer(version=version, data=data, digest=digest(data)))
         result.data = orjson.Fragment(data)  # type: ignore[assignment]  # Encoded: written as is.

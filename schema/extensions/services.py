@@ -37,9 +37,10 @@ class KnownDocument:
 class CachedAnswer:
     version: int
     data: bytes
+    digest: str  # of `data` (schema.json.digest): its ETag, computed once
 
     def size(self) -> int:
-        return sys.getsizeof(self) + sys.getsizeof(self.data)
+        return sys.getsizeof(self) + sys.getsizeof(self.data) + sys.getsizeof(self.digest)
 
 
 @dataclass
