@@ -60,6 +60,18 @@ class BodyTooLarge(Exception):
     pass
 
 
+@dataclass
+class Exchange:
+    """What the view learns of one HTTP request as it answers it (kept in `request.state`)."""
+
+    media_type: str
+    identity: Identity | None = None
+    deadline: float | None = None
+    timed_out: bool = False
+    digest: str | None = None
+    """Of the kept answer it got, if it got one: its ETag, known already."""
+
+
 class AlmanacGraphQL(GraphQL[Context, None]):
     def __init__(self, settings: Settings, services: SharedServices) -> None:
         super().__init__(schema, allow_queries_via_get=True, subscription_protocols=())
@@ -104,8 +116,9 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         assert isinstance(request, Request)  # No WebSocket route leads here.
         if self.should_render_graphql_ide(request):
             return new_context(request.app.state.store, request)
-        request.state.media_type = response_media_type(request.headers.get("accept"))
-        identity = await self.identify(request)
+        exchange = Exchange(media_type=response_media_type(request.headers.get("accept")))
+        request.state.exchange = exchange
+        identity = exchange.identity = await self.identify(request)
         context = new_context(request.app.state.store, request, identity)
         context.services = self.services.graphql
         context.meter = Meter(pay=lambda cost: self.charge(request, identity, cost))
@@ -153,7 +166,8 @@ class AlmanacGraphQL(GraphQL[Context, None]):
                 results = [self.throttled(meter, cost) for cost in costs]
                 self.set_status(request, sub_response, meter, results, batched)
                 return results
-        request.state.deadline = (
+        exchange = request.state.exchange
+        exchange.deadline = (
             asyncio.get_running_loop().time() + self.settings.request_timeout_seconds
         )
         results = [
@@ -192,7 +206,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
             )
             result = _failed(ApiError(message, code=ErrorCode.GRAPHQL_VALIDATION_FAILED))
         except TimeoutError:
-            request.state.timed_out = True
+            request.state.exchange.timed_out = True
             seconds = self.settings.request_timeout_seconds
             message = f"The request ran longer than {seconds:g} seconds and was stopped."
             result = _failed(ApiError(message, code=ErrorCode.TIMEOUT))
@@ -278,7 +292,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
             return _failed(refusal)
         if meter.mode is not MeterMode.PRICE and (kept := await self.kept(context, meter)):
             return kept
-        async with asyncio.timeout_at(getattr(request.state, "deadline", None)):
+        async with asyncio.timeout_at(request.state.exchange.deadline):
             return await self.schema.execute(
                 text,
                 variable_values=request_data.variables,
@@ -310,7 +324,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         if meter.mode is MeterMode.PAY and not (await meter.charge(cost)).allowed:
             assert meter.allowance is not None
             return _failed(_throttled_error(cost, meter.allowance))
-        context.request.state.digest = kept.digest  # Its ETag, known already.
+        context.request.state.exchange.digest = kept.digest
         return ExecutionResult(data=orjson.Fragment(kept.data), errors=None)  # type: ignore[arg-type]
 
     async def identify(self, request: Request) -> Identity | None:
@@ -319,7 +333,6 @@ class AlmanacGraphQL(GraphQL[Context, None]):
             raise InvalidCredentials(
                 "This API needs an API key: send `Authorization: Bearer <key>`."
             )
-        request.state.identity = identity
         return identity
 
     async def charge(self, request: Request, identity: Identity | None, cost: int) -> Allowance:
@@ -336,7 +349,8 @@ class AlmanacGraphQL(GraphQL[Context, None]):
 
     async def refused(self, request: Request, refusal: ApiError) -> Response:
         """A request refused over HTTP is charged like a refused operation, or throttled."""
-        identity = getattr(request.state, "identity", None)
+        exchange: Exchange | None = getattr(request.state, "exchange", None)  # None: refused early
+        identity = exchange.identity if exchange is not None else None
         allowance = await self.charge(request, identity, REFUSED_COST)
         headers = _rate_limit_headers(allowance)
         if not allowance.allowed:
@@ -373,8 +387,8 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         batched: bool,
     ) -> None:
         """The response's status, media type and headers, from its operations' outcomes."""
-        state = request.state
-        response.media_type = state.media_type
+        exchange: Exchange = request.state.exchange
+        response.media_type = exchange.media_type
         allowance = meter.allowance
         headers = _rate_limit_headers(allowance) if allowance is not None else {}
         headers["cache-control"] = "no-store"
@@ -382,16 +396,16 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         if allowance is not None and not allowance.allowed:
             response.status_code = 429
             headers["retry-after"] = str(allowance.retry_after)
-        elif getattr(state, "timed_out", False):
+        elif exchange.timed_out:
             response.status_code = 504
         elif not batched and response.media_type == GRAPHQL_RESPONSE and _is_request_error(first):
             response.status_code = 400
         else:
             response.status_code = 200
         if not batched and request.method == "GET" and first.data is not None and not first.errors:
-            content_digest = getattr(state, "digest", None) or digest(encode_json(first.data))
+            content_digest = exchange.digest or digest(encode_json(first.data))
             headers["etag"] = entity_tag(content_digest)
-            public = getattr(state, "identity", None) is None
+            public = exchange.identity is None
             headers["cache-control"] = cache_control(public, self.settings.cache_max_age_seconds)
             headers["vary"] = "Accept, Accept-Encoding, Authorization"
         response.raw_headers = [(name.encode(), value.encode()) for name, value in headers.items()]
