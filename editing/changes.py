@@ -11,7 +11,7 @@ from typing import Any
 
 from editing.derived import with_benchmark_keys, with_model_keys
 from editing.errors import InvalidInput, Location, Problem
-from editing.inputs import MAX_CATEGORIES, MAX_TRACKS, BenchmarkFields, ModelFields, ReadInput
+from editing.inputs import MAX_CATEGORIES, MAX_TRACKS, BenchmarkFields, ModelFields, ReadFields
 from resolvers.history import entry_identity, is_recorded
 from resolvers.tracking import TrackedModels, model_key
 from store.documents import (
@@ -105,7 +105,7 @@ def changed_benchmark(
 
 
 def with_read(
-    current: BenchmarkDoc, read: ReadInput, stamp: Stamp, tracked: TrackedModels
+    current: BenchmarkDoc, read: ReadFields, stamp: Stamp, tracked: TrackedModels
 ) -> BenchmarkDoc | None:
     """The benchmark with `read` as its current leaderboard, kept in its history; `tracked`
     holds the tracked models the read's rows name.

@@ -27,7 +27,7 @@ from editing.changes import (
     with_read,
 )
 from editing.errors import Conflict, InvalidInput, NotFound
-from editing.inputs import BenchmarkFields, CategoryInput, LabInput, ModelFields, ReadInput
+from editing.inputs import BenchmarkFields, CategoryFields, LabFields, ModelFields, ReadFields
 from editing.workspace import LiveWorkspace, Workspace
 from resolvers.history import same_entries
 from resolvers.tracking import model_key
@@ -75,7 +75,7 @@ class Editor:
         return doc
 
     async def put_benchmark(
-        self, slug: str, fields: BenchmarkFields, reads: list[ReadInput]
+        self, slug: str, fields: BenchmarkFields, reads: list[ReadFields]
     ) -> tuple[BenchmarkDoc, Result]:
         """The benchmark created or updated with `fields`, and the `reads` not yet in its
         history appended, all in one write (what an import does for each benchmark)."""
@@ -123,7 +123,7 @@ class Editor:
         return doc
 
     async def record_read(
-        self, slug: str, read: ReadInput, expected_revision: int | None
+        self, slug: str, read: ReadFields, expected_revision: int | None
     ) -> RecordedRead:
         """Make `read` the benchmark's leaderboard and append it to its history.
 
@@ -179,12 +179,12 @@ class Editor:
             await self.workspace.models_renamed([*before.get("keys", []), *doc.get("keys", [])])
         return doc, written
 
-    async def create_lab(self, lab: LabInput) -> LabDoc:
+    async def create_lab(self, lab: LabFields) -> LabDoc:
         doc: LabDoc = {"slug": lab.slug, "name": lab.name}
         await self._insert(Collection.LABS, doc, "lab")
         return doc
 
-    async def create_category(self, category: CategoryInput) -> CategoryDoc:
+    async def create_category(self, category: CategoryFields) -> CategoryDoc:
         known = await self.workspace.categories()
         if category.slug not in known:
             check_room_for_category(known)
@@ -193,7 +193,7 @@ class Editor:
         return doc
 
     async def put_lab_or_category(
-        self, collection: Collection, entry: LabInput | CategoryInput
+        self, collection: Collection, entry: LabFields | CategoryFields
     ) -> Result:
         """The lab or category created if new (what an import does); renaming is refused."""
         held = await self.workspace.load(collection, entry.slug)
@@ -204,7 +204,7 @@ class Editor:
                     f"{entry.slug!r} is stored as {held['name']!r}; renaming is not supported",
                 )
             return "unchanged"
-        if isinstance(entry, CategoryInput):
+        if isinstance(entry, CategoryFields):
             await self.create_category(entry)
         else:
             await self.create_lab(entry)

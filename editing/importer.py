@@ -21,10 +21,10 @@ from editing.editor import Editor
 from editing.errors import EditError, InvalidInput, Problem, dotted
 from editing.inputs import (
     BenchmarkFields,
-    CategoryInput,
-    LabInput,
+    CategoryFields,
+    LabFields,
     ModelFields,
-    ReadInput,
+    ReadFields,
     check_slug,
     parse,
 )
@@ -90,8 +90,8 @@ async def import_dataset(
     today = stamp.at.date()
 
     async def registry(collection: Collection, item: Any) -> None:
-        kind: type[LabInput] | type[CategoryInput] = (
-            LabInput if collection is Collection.LABS else CategoryInput
+        kind: type[LabFields] | type[CategoryFields] = (
+            LabFields if collection is Collection.LABS else CategoryFields
         )
         entry = parse(kind, item, today=today)
         result = await editor.put_lab_or_category(collection, entry)
@@ -129,7 +129,7 @@ async def import_dataset(
             if isinstance(raw, dict):
                 raw.pop(CSV_LINES, None)
             try:
-                reads.append(parse(ReadInput, raw, today=today))
+                reads.append(parse(ReadFields, raw, today=today))
             except InvalidInput as error:
                 raise _by_line(error.within(("reads", position)), raw_reads) from error
         try:

@@ -104,7 +104,7 @@ class Input(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class EntryInput(Input):
+class EntryFields(Input):
     model_name: Name
     setting: Name | None = None
     score: Score
@@ -113,28 +113,28 @@ class EntryInput(Input):
     note: Text | None = None
 
 
-class ReadInput(Input):
+class ReadFields(Input):
     """A leaderboard read: every row read from the source on `read_on`."""
 
     read_on: PastDate
-    entries: Annotated[list[EntryInput], Field(max_length=MAX_READ_ROWS)]
+    entries: Annotated[list[EntryFields], Field(max_length=MAX_READ_ROWS)]
     # Kept from an exported history on import; a new read is stamped with its writer.
     recorded_by: Name | None = None
     recorded_at: AwareDatetime | None = None
 
 
-class MetricInput(Input):
+class MetricFields(Input):
     name: Name
     unit: Annotated[str, _member_of(vocabulary.MetricUnit)]
     higher_is_better: bool = True
 
 
-class SourceInput(Input):
+class SourceFields(Input):
     name: Name
     url: WebAddress | None = None
 
 
-class ModelCardReportInput(Input):
+class ModelCardReportFields(Input):
     model_name: Name
     score: Score
     reported_on: PastDate | None = None
@@ -147,7 +147,7 @@ class BenchmarkFields(Input):
     name: Name | None = None
     description: Text | None = None
     note: Text | None = None
-    metric: MetricInput | None = None
+    metric: MetricFields | None = None
     parent: Slug | None = None
     track_position: Annotated[int, Field(ge=1, le=MAX_TRACKS)] | None = None
     made_by: Slug | None = None
@@ -161,9 +161,9 @@ class BenchmarkFields(Input):
     category: Slug | None = None
     prominence: Prominence | None = None
     ceiling: Score | None = None
-    source: SourceInput | None = None
+    source: SourceFields | None = None
     model_card_reports: (
-        Annotated[list[ModelCardReportInput], Field(max_length=MAX_MODEL_CARD_REPORTS)] | None
+        Annotated[list[ModelCardReportFields], Field(max_length=MAX_MODEL_CARD_REPORTS)] | None
     ) = None
 
 
@@ -177,12 +177,12 @@ class ModelFields(Input):
     capability_index_rank: Rank | None = None
 
 
-class LabInput(Input):
+class LabFields(Input):
     slug: Slug
     name: Name
 
 
-class CategoryInput(Input):
+class CategoryFields(Input):
     slug: Slug
     name: Name
 

@@ -22,7 +22,7 @@ def result_identity(entry: EntryDoc) -> ResultIdentity:
 
 
 @dataclass(frozen=True)
-class ScoreChange:
+class RowChange:
     before: EntryDoc
     after: EntryDoc
 
@@ -33,7 +33,7 @@ class ReadChanges:
 
     added: list[EntryDoc]
     removed: list[EntryDoc]
-    changed: list[ScoreChange]
+    changed: list[RowChange]
 
 
 def read_changes(previous: Iterable[EntryDoc], current: Iterable[EntryDoc]) -> ReadChanges:
@@ -44,7 +44,7 @@ def read_changes(previous: Iterable[EntryDoc], current: Iterable[EntryDoc]) -> R
         added=[entry for key, entry in after.items() if key not in before],
         removed=[entry for key, entry in before.items() if key not in after],
         changed=[
-            ScoreChange(before=before[key], after=entry)
+            RowChange(before=before[key], after=entry)
             for key, entry in after.items()
             if key in before and before[key]["score"] != entry["score"]
         ],

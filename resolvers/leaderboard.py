@@ -22,7 +22,7 @@ class Row:
 
 
 @dataclass(frozen=True, slots=True)
-class ScorePoint:
+class ChartPoint:
     """One stored result, as a dot on the scores-over-time chart."""
 
     date: Date | None
@@ -134,13 +134,13 @@ def last_model_added(rows: list[Row]) -> ModelDoc | None:
     return max(dated, key=lambda model: model["released_on"] or "", default=None)
 
 
-def scores_over_time(entries: Iterable[EntryDoc], *, tracked: TrackedModels) -> list[ScorePoint]:
+def scores_over_time(entries: Iterable[EntryDoc], *, tracked: TrackedModels) -> list[ChartPoint]:
     """Every stored result, one point each (not only each model's best), oldest first."""
     points = []
     for entry in entries:
         model = tracked_model(entry["model_name"], tracked)
         points.append(
-            ScorePoint(
+            ChartPoint(
                 date=entry["published_on"],
                 score=entry["score"],
                 model_name=display_name(entry, model),

@@ -61,7 +61,7 @@ class ScorePoint:
     setting: str | None = strawberry.field(description="The setting it ran with.")
 
     @classmethod
-    def from_point(cls, point: rules.ScorePoint) -> Self:
+    def from_point(cls, point: rules.ChartPoint) -> Self:
         return cls(
             date=point.date,
             score=point.score,

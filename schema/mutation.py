@@ -14,10 +14,10 @@ from editing.editor import Editor
 from editing.errors import InvalidInput, Problem
 from editing.inputs import (
     BenchmarkFields,
-    CategoryInput,
-    LabInput,
+    CategoryFields,
+    LabFields,
     ModelFields,
-    ReadInput,
+    ReadFields,
     check_slug,
     parse,
 )
@@ -98,7 +98,7 @@ class Mutation:
         expected_revision: ExpectedRevision = None,
     ) -> RecordReadPayload:
         editor = _editor(info)
-        read = _parse(ReadInput, input, "input")
+        read = _parse(ReadFields, input, "input")
         outcome = await _checked(editor.record_read(benchmark, read, expected_revision))
         history = outcome.benchmark.get("history", [])
         changes = changes_by_read(history)[history.index(outcome.read)]
@@ -140,14 +140,14 @@ class Mutation:
 
     @strawberry.mutation(description="Add a lab that benchmarks and models can name.")
     async def create_lab(self, info: strawberry.Info[Context], input: SlugAndNameInput) -> Lab:
-        doc = await _checked(_editor(info).create_lab(_parse(LabInput, input, "input")))
+        doc = await _checked(_editor(info).create_lab(_parse(LabFields, input, "input")))
         return Lab(slug=doc["slug"], name=doc["name"])
 
     @strawberry.mutation(description="Add a category that benchmarks can be filed under.")
     async def create_category(
         self, info: strawberry.Info[Context], input: SlugAndNameInput
     ) -> Category:
-        doc = await _checked(_editor(info).create_category(_parse(CategoryInput, input, "input")))
+        doc = await _checked(_editor(info).create_category(_parse(CategoryFields, input, "input")))
         return Category(slug=doc["slug"], name=doc["name"], benchmark_count=0)
 
 

@@ -10,7 +10,7 @@ import pytest
 from bench.synthetic import EVERYWHERE, synthetic_almanac
 from editing.changes import Catalog, Stamp, changed_benchmark, with_read
 from editing.importer import import_dataset
-from editing.inputs import BenchmarkFields, ReadInput, parse
+from editing.inputs import BenchmarkFields, ReadFields, parse
 from resolvers.tracking import index_by_key
 from server.settings import Settings
 from store.queries import Collection, Store
@@ -39,7 +39,7 @@ async def synthetic(store: Store) -> Store:
         fields = parse(BenchmarkFields, given)
         doc = changed_benchmark(None, item["slug"], fields, catalog, stamp, tracked)
         for read in item["reads"]:
-            doc = with_read(doc, parse(ReadInput, read), stamp, tracked)  # type: ignore[arg-type]
+            doc = with_read(doc, parse(ReadFields, read), stamp, tracked)  # type: ignore[arg-type]
         docs.append(doc)
     await store.insert_many(Collection.BENCHMARKS, docs)  # in one batch: quicker than an import
     return store
