@@ -17,7 +17,8 @@ COPY pyproject.toml README.md ./
 COPY schema schema
 COPY resolvers resolvers
 COPY editing editing
-COPY limits limits
+COPY request_limits request_limits
+COPY api_errors api_errors
 COPY store store
 COPY server server
 RUN /venv/bin/pip install --no-cache-dir .
