@@ -13,11 +13,15 @@ from graphql import (
     BreakingChangeType,
     GraphQLEnumType,
     GraphQLSchema,
+    GraphQLSyntaxError,
     build_schema,
     find_breaking_changes,
+    parse,
+    validate,
 )
 
 from schema import schema
+from schema.extensions.metering import published_types
 
 REMOVALS = {
     BreakingChangeType.FIELD_REMOVED,
@@ -32,6 +36,15 @@ _REMOVED = re.compile(r"^(?:Field|Argument|Enum value) (\w+)\.(\w+)(?:\((\w+):\)
 def published_sdl() -> str:
     """The schema as served at /schema.graphql and committed as schema.graphql."""
     return schema.as_str() + "\n"
+
+
+def document_problems(text: str) -> list[str]:
+    """Why a client's document would not run on the published schema (none if it would)."""
+    try:
+        document = parse(text)
+    except GraphQLSyntaxError as error:
+        return [error.message]
+    return [error.message for error in validate(published_types(schema), document)]
 
 
 def breaking_changes(published: str, current: str) -> list[str]:

@@ -20,9 +20,10 @@ from editing.dataset import export_dataset, read_dataset
 from editing.errors import InvalidInput
 from editing.importer import ImportSummary, import_dataset, item_count, seed
 from request_limits.budgets import BucketPolicy
-from schema.stability import breaking_changes, published_sdl
+from schema.stability import breaking_changes, document_problems, published_sdl
 from server.api_keys import SCOPES, create_key, revoke_key, set_budget
 from server.http_protocol import GuardedHttpToolsProtocol, raise_descriptor_limit
+from server.persisted_queries import trusted_manifest
 from server.settings import Settings
 from store.client import connect, prepare
 from store.queries import Store
@@ -30,6 +31,7 @@ from store.queries import Store
 T = TypeVar("T")
 
 SCHEMA_FILE = Path("schema.graphql")
+CONTRACT_DIR = Path("contract")
 
 
 @click.group(help="The Benchmark Almanac API. Configuration comes from ALMANAC_* variables.")
@@ -233,6 +235,39 @@ def export_file(file: Path) -> None:
     dataset = run_on_database(export_dataset)
     file.write_text(json.dumps(dataset, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     click.echo(f"Exported {len(dataset['benchmarks'])} benchmarks to {file}.")
+
+
+@main.command(
+    "trusted-documents",
+    help=(
+        "Write the manifest of the site's own documents (DOCUMENTS; by default contract/*.graphql)"
+        " for ALMANAC_TRUSTED_DOCUMENTS, each checked against the schema first."
+    ),
+)
+@click.argument("documents", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("trusted-documents.json"),
+    show_default=True,
+)
+def trusted_documents(documents: tuple[Path, ...], output: Path) -> None:
+    paths = list(documents) or sorted(CONTRACT_DIR.glob("*.graphql"))
+    if not paths:
+        click.echo(f"No documents given, and none in {CONTRACT_DIR}/.", err=True)
+        raise SystemExit(1)
+    texts = []
+    for path in paths:
+        text = path.read_text(encoding="utf-8")
+        if problems := document_problems(text):
+            click.echo(f"Refused: {path} does not run on this schema:", err=True)
+            for problem in problems:
+                click.echo(f"  {problem}", err=True)
+            raise SystemExit(1)
+        texts.append(text)
+    manifest = trusted_manifest(texts)
+    output.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    click.echo(f"Wrote {output}: {len(manifest)} trusted documents.")
 
 
 @main.command(

@@ -69,6 +69,11 @@ class RedisDocuments:
             await self.redis.set(f"{self.prefix}apq:{sha256}", text, ex=REDIS_DOCUMENT_SECONDS)
 
 
+def trusted_manifest(texts: list[str]) -> dict[str, str]:
+    """The manifest of these documents (`ALMANAC_TRUSTED_DOCUMENTS`): each by its SHA-256."""
+    return {sha256_hex(text): text for text in texts}
+
+
 def load_trusted_documents(path: Path) -> dict[str, str]:
     """A manifest `{"<sha256 of the text>": "<text>", ...}`, each hash checked."""
     manifest = orjson.loads(path.read_bytes())

@@ -21,6 +21,7 @@ from server.settings import Settings
 from store.client import connect
 from store.queries import Store
 from store.seed import load_bundled_dataset
+from tests.conftest import http_client
 
 ROOT = Path(__file__).parents[2]
 
@@ -237,3 +238,41 @@ def write_bundled(folder: Path) -> Path:
     path = folder / "bundled.json"
     path.write_text(json.dumps(load_bundled_dataset()), encoding="utf-8")
     return path
+
+
+async def test_trusted_documents_writes_the_sites_manifest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store: Store
+) -> None:
+    """The manifest of the repository's contract documents, as `ALMANAC_TRUSTED_DOCUMENTS`
+    takes it: the site's page runs (by text or by hash), any other document is refused."""
+    monkeypatch.chdir(ROOT)
+    manifest = tmp_path / "trusted-documents.json"
+    result = CliRunner().invoke(main, ["trusted-documents", "--output", str(manifest)])
+    assert result.exit_code == 0, result.output
+    page = (ROOT / "contract" / "benchmark-page.graphql").read_text(encoding="utf-8")
+    [(sha256, text)] = json.loads(manifest.read_text(encoding="utf-8")).items()
+    assert text == page
+    app = create_app(Settings(trusted_documents=manifest), store)
+    variables = {"slug": "code-interpreter-benchmark-general"}
+    async with http_client(app) as http:
+        by_text = await http.post("/graphql", json={"query": page, "variables": variables})
+        assert by_text.json()["data"]["benchmark"]["slug"] == variables["slug"]
+        by_hash = await http.post(
+            "/graphql", json={"documentId": f"sha256:{sha256}", "variables": variables}
+        )
+        assert by_hash.json()["data"] == by_text.json()["data"]
+        other = await http.post("/graphql", json={"query": "{ categories { slug } }"})
+        assert other.json()["errors"][0]["extensions"]["code"] == "DOCUMENT_NOT_TRUSTED"
+    await app.state.services.budgets.close()
+
+
+def test_trusted_documents_refuses_a_document_the_schema_would_not_run(tmp_path: Path) -> None:
+    document = tmp_path / "stale.graphql"
+    document.write_text('query Page { benchmark(slug: "x") { nosuchfield } }', encoding="utf-8")
+    manifest = tmp_path / "trusted-documents.json"
+    result = CliRunner().invoke(
+        main, ["trusted-documents", str(document), "--output", str(manifest)]
+    )
+    assert result.exit_code == 1
+    assert "Cannot query field 'nosuchfield' on type 'Benchmark'" in result.output
+    assert not manifest.exists()
