@@ -97,3 +97,14 @@ def _canonical(entries: Iterable[EntryDoc]) -> list[tuple[object, ...]]:
         )
         for entry in entries
     )
+
+
+def read_as_of(history: list[ReadDoc], day: str) -> ReadDoc | None:
+    """The read that was the leaderboard on `day`: the last read on or before it (None before
+    the first). `history` is oldest first; dates compare as ISO strings."""
+    current = None
+    for read in history:
+        if read["read_on"] > day:
+            break
+        current = read
+    return current

@@ -4,13 +4,13 @@ from collections.abc import Iterable
 from dataclasses import replace
 from enum import Enum
 from functools import cached_property
-from typing import Self, TypeVar
+from typing import Annotated, Self, TypeVar
 
 import strawberry
 
 from resolvers import family as family_rules
 from resolvers import leaderboard as rules
-from resolvers.history import changes_by_read, results_ever_recorded
+from resolvers.history import changes_by_read, read_as_of, results_ever_recorded
 from resolvers.tracking import TrackedModels
 from schema.context import Context
 from schema.enums import AnswerFormat, Kind, Level, MetricUnit, Scoring, Status, TaskAvailability
@@ -30,6 +30,17 @@ E = TypeVar("E", bound=Enum)
 # no query of its own.
 SIBLINGS_WITH_A_BENCHMARK = 20
 DEFAULT_LEADERBOARD_ROWS = 100
+
+AsOf = Annotated[
+    Date | None,
+    strawberry.argument(
+        description=(
+            "The leaderboard as it stood on this day: the last read on or before it (empty "
+            "before the first read). Which models are tracked, and so the tracked leader, is "
+            "today's list of tracked models, not that day's."
+        )
+    ),
+]
 DEFAULT_SCORE_POINTS = 100
 
 
@@ -185,13 +196,20 @@ class Benchmark(SlugNode, Revised):
             "rows (100 unless asked otherwise); `entryCount` says how many there are."
         )
     )
-    def leaderboard(self, first: SliceArgument = DEFAULT_LEADERBOARD_ROWS) -> list[LeaderboardRow]:
-        rows = self.rows[: slice_size("first", first)]
+    async def leaderboard(
+        self,
+        info: strawberry.Info[Context],
+        first: SliceArgument = DEFAULT_LEADERBOARD_ROWS,
+        as_of: AsOf = None,
+    ) -> list[LeaderboardRow]:
+        rows = (await self._rows(info, as_of))[: slice_size("first", first)]
         return [LeaderboardRow.from_row(row) for row in rows]
 
     @strawberry.field(description="The row that tops the leaderboard, tracked or not.")
-    def leader(self) -> LeaderboardRow | None:
-        return LeaderboardRow.from_optional_row(rules.leader(self.rows))
+    async def leader(
+        self, info: strawberry.Info[Context], as_of: AsOf = None
+    ) -> LeaderboardRow | None:
+        return LeaderboardRow.from_optional_row(rules.leader(await self._rows(info, as_of)))
 
     @strawberry.field(
         description=(
@@ -199,12 +217,15 @@ class Benchmark(SlugNode, Revised):
             "wherever the site names a leader outside the page's own table, it is this one."
         )
     )
-    def tracked_leader(self) -> LeaderboardRow | None:
-        return LeaderboardRow.from_optional_row(rules.tracked_leader(self.rows))
+    async def tracked_leader(
+        self, info: strawberry.Info[Context], as_of: AsOf = None
+    ) -> LeaderboardRow | None:
+        rows = await self._rows(info, as_of)
+        return LeaderboardRow.from_optional_row(rules.tracked_leader(rows))
 
     @strawberry.field(description="How many rows the leaderboard has (one per model).")
-    def entry_count(self) -> int:
-        return len(self.rows)
+    async def entry_count(self, info: strawberry.Info[Context], as_of: AsOf = None) -> int:
+        return len(await self._rows(info, as_of))
 
     @strawberry.field(description="How many leaderboard rows are models we track.")
     def tracked_model_count(self) -> int:
@@ -317,6 +338,16 @@ class Benchmark(SlugNode, Revised):
             at=at,
             total_count=around.sibling_count,
         )
+
+    async def _rows(self, info: strawberry.Info[Context], as_of: Date | None) -> list[rules.Row]:
+        """The leaderboard now, or as it stood on `as_of` (its models tracked as of today)."""
+        if as_of is None:
+            return self.rows
+        read = read_as_of(await self._history(info), as_of)
+        entries = read["entries"] if read is not None else []
+        tracked = await info.context.loaders.tracked_models_of_entries(entries, self.tracked)
+        higher_is_better = self.doc["metric"]["higher_is_better"]
+        return rules.leaderboard(entries, higher_is_better=higher_is_better, tracked=tracked)
 
     async def _history(self, info: strawberry.Info[Context]) -> list[ReadDoc]:
         """Its reads, oldest first; loaded when this document came without them."""

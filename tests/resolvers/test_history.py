@@ -1,8 +1,11 @@
 """What a read changed, and which results count as recorded (pure rules)."""
 
+from typing import Any
+
 from resolvers.history import (
     changes_by_read,
     is_recorded,
+    read_as_of,
     read_changes,
     results_ever_recorded,
     same_entries,
@@ -66,3 +69,17 @@ def test_a_result_read_again_counts_once_and_a_rescore_counts_again() -> None:
     ]
     results = results_ever_recorded(history)
     assert [(e["model_name"], e["score"]) for e in results] == [("A", 1), ("B", 2), ("B", 3)]
+
+
+def test_the_read_as_of_a_day_is_the_last_on_or_before_it() -> None:
+    history: list[Any] = [
+        {"read_on": "2026-11-01", "entries": []},
+        {"read_on": "2026-11-10", "entries": []},
+        {"read_on": "2026-11-10", "entries": [{"n": 1}]},
+        {"read_on": "2026-11-20", "entries": []},
+    ]
+    assert read_as_of(history, "2026-10-31") is None
+    assert read_as_of(history, "2026-11-01") is history[0]
+    assert read_as_of(history, "2026-11-15") is history[2]  # the later of one day's reads
+    assert read_as_of(history, "2026-12-01") is history[3]
+    assert read_as_of([], "2026-11-15") is None

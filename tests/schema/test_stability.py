@@ -44,12 +44,12 @@ def test_a_removed_field_is_caught() -> None:
 
 
 def test_a_field_deprecated_first_may_go() -> None:
-    published = deprecated(published_sdl(), "Benchmark", "entryCount")
-    assert breaking_changes(published, without_field(published, "Benchmark", "entryCount")) == []
+    published = deprecated(published_sdl(), "Benchmark", "trackedModelCount")
+    assert breaking_changes(published, without_field(published, "Benchmark", "trackedModelCount")) == []
 
 
 def test_deprecating_one_field_does_not_excuse_another() -> None:
-    published = deprecated(published_sdl(), "Benchmark", "entryCount")
+    published = deprecated(published_sdl(), "Benchmark", "trackedModelCount")
     assert breaking_changes(published, without_field(published, "Benchmark", "ceiling")) == [
         "Field Benchmark.ceiling was removed."
     ]
@@ -57,8 +57,8 @@ def test_deprecating_one_field_does_not_excuse_another() -> None:
 
 def test_a_changed_type_is_caught() -> None:
     published = published_sdl()
-    changed = published.replace("  entryCount: Int!\n", "  entryCount: String!\n", 1)
+    changed = published.replace("  trackedModelCount: Int!\n", "  trackedModelCount: String!\n", 1)
     assert changed != published
     assert breaking_changes(published, changed) == [
-        "Field Benchmark.entryCount changed type from Int! to String!."
+        "Field Benchmark.trackedModelCount changed type from Int! to String!."
     ]
