@@ -76,7 +76,7 @@ class Query:
         tracked = await context.loaders.tracked_models(
             [doc, *neighbourhood.family, *neighbourhood.siblings]
         )
-        return Benchmark.from_doc(doc, tracked, neighbourhood)
+        return Benchmark.from_doc(doc, tracked, context, neighbourhood)
 
     @strawberry.field(description="Benchmarks, filtered and ordered, a page at a time.")
     async def benchmarks(

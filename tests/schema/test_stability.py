@@ -45,7 +45,10 @@ def test_a_removed_field_is_caught() -> None:
 
 def test_a_field_deprecated_first_may_go() -> None:
     published = deprecated(published_sdl(), "Benchmark", "trackedModelCount")
-    assert breaking_changes(published, without_field(published, "Benchmark", "trackedModelCount")) == []
+    assert (
+        breaking_changes(published, without_field(published, "Benchmark", "trackedModelCount"))
+        == []
+    )
 
 
 def test_deprecating_one_field_does_not_excuse_another() -> None:
