@@ -20,6 +20,12 @@ class LeaderboardRow:
             "`Qwen-14B-Chat`); otherwise the name as the leaderboard prints it."
         )
     )
+    listed_as: str = strawberry.field(
+        description=(
+            "The model's name as the leaderboard's source printed it (`Qwen-14B-Chat`), "
+            "whatever name the almanac shows."
+        )
+    )
     tracked: bool = strawberry.field(
         description="Whether the model is on the almanac's model list (shown in gray if not)."
     )
@@ -38,6 +44,7 @@ class LeaderboardRow:
         return cls(
             rank=row.rank,
             model_name=row.model_name,
+            listed_as=entry["model_name"],
             tracked=row.tracked,
             model=Model.from_optional_doc(row.model),
             setting=entry["setting"],

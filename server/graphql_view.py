@@ -14,7 +14,7 @@ JSON, each charged like a refused operation.
 """
 
 import asyncio
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -31,14 +31,13 @@ from strawberry.types import ExecutionResult
 from strawberry.types.graphql import OperationType
 
 from api_errors import ApiError, ErrorCode, client_facing
-from request_limits.budgets import Allowance, Budgets
+from request_limits.budgets import Budgets
 from request_limits.cost import REFUSED_COST
 from schema import Context, Identity, new_context, schema
 from schema.extensions.answer_reuse import kept_answer
 from schema.extensions.services import Meter, MeterMode, Services, operation_key
 from schema.json import digest, encode_json
-from server.api_keys import InvalidCredentials, authenticate
-from server.errors import refusal_response
+from server.client_budgets import ClientBudgets, rate_limit_headers, throttled_error
 from server.graphiql import graphiql_page
 from server.graphql_request import GRAPHQL_RESPONSE, read_requests, response_media_type
 from server.http_caching import cache_control, conditional, entity_tag
@@ -77,6 +76,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         super().__init__(schema, allow_queries_via_get=True, subscription_protocols=())
         self.settings = settings
         self.services = services
+        self.clients = ClientBudgets(settings, services.budgets)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, _limited(receive, self.settings.max_body_bytes))
@@ -118,10 +118,10 @@ class AlmanacGraphQL(GraphQL[Context, None]):
             return new_context(request.app.state.store, request)
         exchange = Exchange(media_type=response_media_type(request.headers.get("accept")))
         request.state.exchange = exchange
-        identity = exchange.identity = await self.identify(request)
+        identity = exchange.identity = await self.clients.identify(request)
         context = new_context(request.app.state.store, request, identity)
         context.services = self.services.graphql
-        context.meter = Meter(pay=lambda cost: self.charge(request, identity, cost))
+        context.meter = Meter(pay=lambda cost: self.clients.charge(request, identity, cost))
         return context
 
     async def parse_http_body(
@@ -222,9 +222,9 @@ class AlmanacGraphQL(GraphQL[Context, None]):
             if meter.mode is MeterMode.PAY:
                 allowance = await meter.charge(REFUSED_COST)
                 if not allowance.allowed:
-                    result = _failed(_throttled_error(REFUSED_COST, allowance))
+                    result = _failed(throttled_error(REFUSED_COST, allowance))
         result.errors = [client_facing(error, variables) for error in result.errors or []] or None
-        result.extensions = {"cost": self.cost_report(meter.costs[-1], meter.allowance)}
+        result.extensions = {"cost": self.clients.cost_report(meter.costs[-1], meter.allowance)}
         return result
 
     async def process_result(
@@ -323,60 +323,20 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         meter.costs.append(cost)
         if meter.mode is MeterMode.PAY and not (await meter.charge(cost)).allowed:
             assert meter.allowance is not None
-            return _failed(_throttled_error(cost, meter.allowance))
+            return _failed(throttled_error(cost, meter.allowance))
         context.request.state.exchange.digest = kept.digest
         return ExecutionResult(data=orjson.Fragment(kept.data), errors=None)  # type: ignore[arg-type]
 
-    async def identify(self, request: Request) -> Identity | None:
-        identity = await authenticate(request.app.state.store, request.headers.get("authorization"))
-        if identity is None and not self.settings.anonymous_access:
-            raise InvalidCredentials(
-                "This API needs an API key: send `Authorization: Bearer <key>`."
-            )
-        return identity
-
-    async def charge(self, request: Request, identity: Identity | None, cost: int) -> Allowance:
-        if identity is not None:
-            bucket, policy = f"key:{identity.name}", identity.budget or self.settings.key_budget
-            if policy.capacity < self.settings.max_query_cost:
-                # A key's own budget set below a maximum raised since: every allowed request
-                # must fit the bucket, or the client would be told to retry in vain.
-                policy = replace(policy, capacity=self.settings.max_query_cost)
-        else:
-            address = request.client.host if request.client else "unknown"
-            bucket, policy = f"address:{address}", self.settings.anonymous_budget
-        return await self.services.budgets.take(bucket, cost, policy)
-
     async def refused(self, request: Request, refusal: ApiError) -> Response:
-        """A request refused over HTTP is charged like a refused operation, or throttled."""
         exchange: Exchange | None = getattr(request.state, "exchange", None)  # None: refused early
         identity = exchange.identity if exchange is not None else None
-        allowance = await self.charge(request, identity, REFUSED_COST)
-        headers = _rate_limit_headers(allowance)
-        if not allowance.allowed:
-            refusal = _throttled_error(REFUSED_COST, allowance)
-        return refusal_response(
-            refusal, {"cost": self.cost_report(REFUSED_COST, allowance)}, headers
-        )
+        return await self.clients.refused(request, identity, refusal)
 
     def throttled(self, meter: Meter, cost: int) -> ExecutionResult:
         assert meter.allowance is not None
-        result = _failed(_throttled_error(cost, meter.allowance))
-        result.extensions = {"cost": self.cost_report(cost, meter.allowance)}
+        result = _failed(throttled_error(cost, meter.allowance))
+        result.extensions = {"cost": self.clients.cost_report(cost, meter.allowance)}
         return result
-
-    def cost_report(self, cost: int, allowance: Allowance | None) -> dict[str, Any]:
-        report: dict[str, Any] = {
-            "requestedQueryCost": cost,
-            "maximumQueryCost": self.settings.max_query_cost,
-        }
-        if allowance is not None:
-            report["throttleStatus"] = {
-                "maximumAvailable": allowance.policy.capacity,
-                "currentlyAvailable": allowance.remaining,
-                "restoreRate": allowance.policy.restore_rate,
-            }
-        return report
 
     def set_status(
         self,
@@ -390,7 +350,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         exchange: Exchange = request.state.exchange
         response.media_type = exchange.media_type
         allowance = meter.allowance
-        headers = _rate_limit_headers(allowance) if allowance is not None else {}
+        headers = rate_limit_headers(allowance) if allowance is not None else {}
         headers["cache-control"] = "no-store"
         first = results[0]
         if allowance is not None and not allowance.allowed:
@@ -418,25 +378,6 @@ def _failed(error: ApiError) -> ExecutionResult:
 def _is_request_error(result: ExecutionResult) -> bool:
     """No data and no error at a path: the request failed as a whole (its variables, say)."""
     return result.data is None and not any(error.path for error in result.errors or ())
-
-
-def _throttled_error(cost: int, allowance: Allowance) -> ApiError:
-    return ApiError(
-        f"This request costs {cost} points and {allowance.remaining} are left in your budget, "
-        f"which refills at {allowance.policy.restore_rate:g} points a second. "
-        f"Retry in {allowance.retry_after} seconds.",
-        code=ErrorCode.THROTTLED,
-        status=429,
-        headers={"Retry-After": str(allowance.retry_after), "Cache-Control": "no-store"},
-    )
-
-
-def _rate_limit_headers(allowance: Allowance) -> dict[str, str]:
-    return {
-        "ratelimit-limit": str(allowance.policy.capacity),
-        "ratelimit-remaining": str(allowance.remaining),
-        "ratelimit-reset": str(allowance.reset_after),
-    }
 
 
 def _content_length(scope: Scope) -> int | None:
