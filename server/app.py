@@ -24,6 +24,8 @@ from request_limits.budgets import Budgets, LocalBudgets
 from request_limits.redis_budgets import RedisBudgets
 from schema.extensions.services import Services
 from server.api_keys import kept_key
+from server.client_budgets import ClientBudgets
+from server.downloads import Downloads
 from server.errors import http_error
 from server.graphiql import asset_endpoint
 from server.graphql_view import AlmanacGraphQL, SharedServices
@@ -49,6 +51,7 @@ def create_app(settings: Settings, store: Store | None = None) -> Starlette:
     """The app. Without a `store`, it opens (and prepares) the configured one at start-up."""
 
     services = shared_services(settings)
+    downloads = Downloads(ClientBudgets(settings, services.budgets))
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -71,6 +74,8 @@ def create_app(settings: Settings, store: Store | None = None) -> Starlette:
         routes=[
             Route("/graphql", AlmanacGraphQL(settings, services), methods=["GET", "POST"]),
             Route("/schema.graphql", published_schema),
+            Route("/benchmarks/{slug}.{format}", downloads.leaderboard),
+            Route("/models/{slug}.csv", downloads.standings),
             Route(
                 "/graphiql/{name}",
                 GZipMiddleware(request_response(asset_endpoint(settings.graphiql_packages))),

@@ -1,0 +1,149 @@
+"""Downloads of exactly what a page shows, with the same rules as the page's own query, an ETag,
+and a charge like the API's."""
+
+import csv
+import io
+from typing import Any
+
+import httpx
+
+from server.app import create_app
+from server.settings import Settings
+from store.queries import Store
+from tests.conftest import GraphQLClient, http_client
+from tests.http.test_leaderboard_reads import GENERAL, record, row
+
+PAGE = """
+query($slug: String!) {
+  benchmark(slug: $slug) {
+    scoresRefreshedOn
+    leaderboard { rank modelName listedAs tracked score setting source publishedOn note }
+  }
+}"""
+STANDINGS = """
+query($slug: String!) {
+  model(slug: $slug) {
+    standings(first: 100) {
+      nodes { rank score setting leads leadsTrackedModels benchmark { slug name scoresRefreshedOn } }
+    }
+  }
+}"""
+
+
+def rows_of(response: httpx.Response) -> list[dict[str, str]]:
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"] == "text/csv; charset=utf-8"
+    return list(csv.DictReader(io.StringIO(response.text)))
+
+
+def cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+async def test_the_leaderboard_csv_is_the_pages_leaderboard(
+    client: httpx.AsyncClient, graphql: GraphQLClient
+) -> None:
+    page = (await graphql(PAGE, slug=GENERAL))["data"]["benchmark"]
+    rows = rows_of(await client.get(f"/benchmarks/{GENERAL}.csv"))
+    assert rows == [
+        {
+            "rank": cell(line["rank"]),
+            "model": line["modelName"],
+            "listed_as": line["listedAs"],
+            "tracked": cell(line["tracked"]),
+            "score": cell(line["score"]),
+            "setting": cell(line["setting"]),
+            "source": cell(line["source"]),
+            "published_on": cell(line["publishedOn"]),
+            "note": cell(line["note"]),
+            "read_on": page["scoresRefreshedOn"],
+        }
+        for line in page["leaderboard"]
+    ]
+    # A tracked model shows the almanac's name, and the name the source printed beside it.
+    qwen = next(row for row in rows if row["model"] == "Qwen-14B")
+    assert (qwen["listed_as"], qwen["tracked"]) == ("Qwen-14B-Chat", "true")
+
+
+async def test_the_leaderboard_json_is_the_pages_leaderboard(
+    client: httpx.AsyncClient, graphql: GraphQLClient
+) -> None:
+    page = (await graphql(PAGE, slug=GENERAL))["data"]["benchmark"]
+    download = await client.get(f"/benchmarks/{GENERAL}.json")
+    assert download.headers["content-type"] == "application/json"
+    assert download.headers["content-disposition"] == f'attachment; filename="{GENERAL}.json"'
+    body = download.json()
+    assert body["slug"] == GENERAL
+    assert body["leaderboard"] == page["leaderboard"]
+    assert body["scoresRefreshedOn"] == page["scoresRefreshedOn"]
+
+
+async def test_a_models_csv_is_its_standings(
+    client: httpx.AsyncClient, graphql: GraphQLClient
+) -> None:
+    nodes = (await graphql(STANDINGS, slug="qwen-14b"))["data"]["model"]["standings"]["nodes"]
+    rows = rows_of(await client.get("/models/qwen-14b.csv"))
+    assert len(rows) == len(nodes) > 1
+    assert rows == [
+        {
+            "benchmark": node["benchmark"]["slug"],
+            "benchmark_name": node["benchmark"]["name"],
+            "rank": cell(node["rank"]),
+            "score": cell(node["score"]),
+            "setting": cell(node["setting"]),
+            "leads": cell(node["leads"]),
+            "leads_tracked_models": cell(node["leadsTrackedModels"]),
+            "read_on": node["benchmark"]["scoresRefreshedOn"],
+        }
+        for node in nodes
+    ]
+
+
+async def test_an_etag_until_the_data_changes(
+    client: httpx.AsyncClient, admin: GraphQLClient
+) -> None:
+    first = await client.get(f"/benchmarks/{GENERAL}.csv")
+    etag = first.headers["etag"]
+    same = await client.get(f"/benchmarks/{GENERAL}.csv", headers={"If-None-Match": etag})
+    assert same.status_code == 304
+    assert same.content == b""
+    await record(admin, "2026-11-20", [row("Qwen-14B-Chat", 61.0)])
+    changed = await client.get(f"/benchmarks/{GENERAL}.csv", headers={"If-None-Match": etag})
+    assert changed.status_code == 200
+    assert changed.headers["etag"] != etag
+    assert [r["listed_as"] for r in rows_of(changed)] == ["Qwen-14B-Chat"]
+
+
+async def test_a_download_is_charged_what_its_query_costs(client: httpx.AsyncClient) -> None:
+    before = await client.get(f"/benchmarks/{GENERAL}.json")
+    rows = len(before.json()["leaderboard"])
+    after = await client.get(f"/benchmarks/{GENERAL}.json")
+    spent = int(before.headers["ratelimit-remaining"]) - int(after.headers["ratelimit-remaining"])
+    assert spent == 2 + rows  # the benchmark, its metric, and each row
+
+
+async def test_unknown_downloads_are_graphql_shaped_404s(client: httpx.AsyncClient) -> None:
+    for path in ("/benchmarks/nope.csv", f"/benchmarks/{GENERAL}.xml", "/models/nope.csv"):
+        response = await client.get(path)
+        assert response.status_code == 404
+        assert response.json()["errors"][0]["extensions"]["code"] == "NOT_FOUND"
+        assert response.json()["extensions"]["cost"]["requestedQueryCost"] == 1
+
+
+async def test_a_spent_budget_throttles_downloads_too(store: Store) -> None:
+    app = create_app(
+        Settings(max_query_cost=50, anonymous_bucket_capacity=50, anonymous_restore_rate=0.001),
+        store,
+    )
+    async with http_client(app) as http:
+        statuses = [(await http.get(f"/benchmarks/{GENERAL}.csv")).status_code for _ in range(5)]
+        throttled = await http.get(f"/benchmarks/{GENERAL}.csv")
+    await app.state.services.budgets.close()
+    assert statuses[0] == 200
+    assert throttled.status_code == 429
+    assert throttled.json()["errors"][0]["extensions"]["code"] == "THROTTLED"
+    assert int(throttled.headers["retry-after"]) > 0
