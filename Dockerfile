@@ -21,6 +21,7 @@ COPY request_limits request_limits
 COPY api_errors api_errors
 COPY store store
 COPY server server
+COPY docs docs
 RUN /venv/bin/pip install --no-cache-dir .
 
 FROM python:3.11-slim-bookworm

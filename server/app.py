@@ -27,6 +27,7 @@ from server.api_keys import kept_key
 from server.client_budgets import ClientBudgets
 from server.downloads import Downloads
 from server.errors import http_error
+from server.front_door import front_door, guide
 from server.graphiql import asset_endpoint
 from server.graphql_view import AlmanacGraphQL, SharedServices
 from server.persisted_queries import (
@@ -73,6 +74,8 @@ def create_app(settings: Settings, store: Store | None = None) -> Starlette:
         exception_handlers={HTTPException: refusal, Exception: internal_error},
         routes=[
             Route("/graphql", AlmanacGraphQL(settings, services), methods=["GET", "POST"]),
+            Route("/", front_door),
+            Route("/docs/{name}.md", guide),
             Route("/schema.graphql", published_schema),
             Route("/benchmarks/{slug}.{format}", downloads.leaderboard),
             Route("/models/{slug}.csv", downloads.standings),

@@ -11,4 +11,4 @@ def test_the_image_copies_every_package_of_the_wheel() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     packages = project["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"]
     copied = re.findall(r"^COPY (\S+) \1$", (ROOT / "Dockerfile").read_text(), re.M)
-    assert sorted(copied) == sorted(packages)
+    assert set(packages) <= set(copied)
