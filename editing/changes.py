@@ -13,7 +13,7 @@ from editing.derived import with_benchmark_keys, with_model_keys
 from editing.errors import InvalidInput, Location, Problem
 from editing.inputs import MAX_CATEGORIES, MAX_TRACKS, BenchmarkFields, ModelFields, ReadFields
 from resolvers.history import entry_identity, is_recorded
-from resolvers.tracking import TrackedModels, model_key
+from resolvers.tracking import TrackedModels, model_key, tracked_model
 from store.documents import (
     BenchmarkDoc,
     CategoryDoc,
@@ -112,11 +112,12 @@ def with_read(
 
     None if this read (same date, same rows) is already recorded: recording it again is a no-op.
     """
-    entries: list[EntryDoc] = [entry.model_dump(mode="json") for entry in read.entries]  # type: ignore[misc]
     history = current.get("history", [])
+    sent: list[EntryDoc] = [entry.model_dump(mode="json") for entry in read.entries]  # type: ignore[misc]
+    entries = as_printed(sent, history[-1]["entries"] if history else [], tracked)
     if is_recorded(history, read.read_on, entries):
         return None
-    problems = _entry_problems(entries, current["metric"]["unit"])
+    problems = _entry_problems(entries, current["metric"]["unit"], tracked)
     latest = history[-1]["read_on"] if history else None
     if latest is not None and read.read_on < latest:
         problems.append(
@@ -137,6 +138,23 @@ def with_read(
     doc: BenchmarkDoc = {**current, "history": [*history, recorded]}
     changed: BenchmarkDoc | None = _stamped(current, with_benchmark_keys(doc, tracked), stamp)
     return changed
+
+
+def as_printed(
+    entries: list[EntryDoc], previous: list[EntryDoc], tracked: TrackedModels
+) -> list[EntryDoc]:
+    """The rows with the names their source printed: a row sent under the almanac's own name
+    for a tracked model (as the API shows it) keeps the name the previous read printed for it.
+    """
+    printed = {entry_identity(entry, tracked): entry["model_name"] for entry in previous}
+    kept = []
+    for entry in entries:
+        model = tracked_model(entry["model_name"], tracked)
+        earlier = printed.get(entry_identity(entry, tracked))
+        if model is not None and entry["model_name"] == model["name"] and earlier is not None:
+            entry = {**entry, "model_name": earlier}
+        kept.append(entry)
+    return kept
 
 
 NEW_MODEL: dict[str, Any] = {
@@ -237,7 +255,8 @@ def _score_problems(doc: dict[str, Any]) -> list[Problem]:
     unit = doc["metric"]["unit"]
     problems = []
     for read in doc.get("history", []):
-        problems += _entry_problems(read["entries"], unit, ("metric", "unit"))
+        # Reads already kept are checked by their names, as they were recorded.
+        problems += _entry_problems(read["entries"], unit, {}, ("metric", "unit"))
     problems += _range_problems(doc["ceiling"], unit, ("ceiling",))
     for index, report in enumerate(doc["model_card_reports"]):
         problems += _range_problems(report["score"], unit, ("model_card_reports", index, "score"))
@@ -245,15 +264,15 @@ def _score_problems(doc: dict[str, Any]) -> list[Problem]:
 
 
 def _entry_problems(
-    entries: list[EntryDoc], unit: str, location: Location | None = None
+    entries: list[EntryDoc], unit: str, tracked: TrackedModels, location: Location | None = None
 ) -> list[Problem]:
-    """Scores within range, and one row per model and setting."""
+    """Scores within range, and one row per model (under any of its names) and setting."""
     problems: list[Problem] = []
     first_row: dict[tuple[str, str], int] = {}
     for index, entry in enumerate(entries):
         where = location or ("entries", index, "score")
         problems += _range_problems(entry["score"], unit, where)
-        identity = entry_identity(entry)
+        identity = entry_identity(entry, tracked)
         if identity in first_row:
             problems.append(
                 Problem(

@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from editing.changes import (
     Stamp,
+    as_printed,
     changed_benchmark,
     changed_model,
     check_room_for_category,
@@ -30,8 +31,8 @@ from editing.errors import Conflict, InvalidInput, NotFound
 from editing.inputs import BenchmarkFields, CategoryFields, LabFields, ModelFields, ReadFields
 from editing.workspace import LiveWorkspace, Workspace
 from resolvers.history import same_entries
-from resolvers.tracking import model_key
-from store.documents import BenchmarkDoc, CategoryDoc, LabDoc, ModelDoc, ReadDoc
+from resolvers.tracking import TrackedModels, model_key
+from store.documents import BenchmarkDoc, CategoryDoc, EntryDoc, LabDoc, ModelDoc, ReadDoc
 from store.queries import PROVENANCE_ID, SITE_FIGURES_ID, AlreadyExists, Collection, Store
 
 Result = Literal["created", "updated", "unchanged"]
@@ -131,20 +132,31 @@ class Editor:
         even with an expected revision that has since moved on (a retried request).
         """
 
+        tracked: TrackedModels = {}
+
         async def change(current: BenchmarkDoc) -> BenchmarkDoc | None:
+            nonlocal tracked
             tracked = await self.workspace.tracked(read.entries)
             return with_read(current, read, self.stamp(), tracked)
 
         doc, recorded = await self._update(
             Collection.BENCHMARKS, slug, expected_revision, change, no_op_first=True
         )
-        entries = [entry.model_dump(mode="json") for entry in read.entries]
+        history = doc.get("history", [])
+        if recorded:
+            return RecordedRead(benchmark=doc, read=history[-1], recorded=True)
+        # Recorded before: the read of that day with these rows (as their source printed them).
+        sent: list[EntryDoc] = [entry.model_dump(mode="json") for entry in read.entries]  # type: ignore[misc]
         same = [
-            r
-            for r in doc.get("history", [])
-            if r["read_on"] == read.read_on and same_entries(r["entries"], entries)  # type: ignore[arg-type]
+            earlier
+            for index, earlier in enumerate(history)
+            if earlier["read_on"] == read.read_on
+            and same_entries(
+                earlier["entries"],
+                as_printed(sent, history[index - 1]["entries"] if index else [], tracked),
+            )
         ]
-        return RecordedRead(benchmark=doc, read=same[-1], recorded=recorded)
+        return RecordedRead(benchmark=doc, read=same[-1], recorded=False)
 
     async def create_model(self, slug: str, fields: ModelFields) -> ModelDoc:
         labs, owners = await self._model_context(None, fields)

@@ -1,24 +1,41 @@
-"""A benchmark's reads over time: what changed between reads, and every result ever recorded."""
+"""A benchmark's reads over time: what changed between reads, and every result ever recorded.
+
+Rows are matched across reads by model identity and setting. A model's identity is the tracked
+model its name or an alias resolves to, else its normalised name: a row sent under the almanac's
+name, the name the source printed, or any alias is the same row.
+"""
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
-from resolvers.tracking import model_key
+from resolvers.tracking import TrackedModels, model_key, tracked_model
 from store.documents import EntryDoc, ReadDoc
 
 EntryIdentity = tuple[str, str]
-"""A leaderboard row within one read: the model (by lookup key) and the setting."""
+"""A leaderboard row within one read: the model's identity and the setting."""
 
 ResultIdentity = tuple[str, str, float, str]
 """One recorded result: the model, the setting, the score and when it was published."""
 
 
-def entry_identity(entry: EntryDoc) -> EntryIdentity:
-    return model_key(entry["model_name"]), (entry["setting"] or "").strip().casefold()
+def model_identity(name: str, tracked: TrackedModels) -> str:
+    model = tracked_model(name, tracked)
+    return f"model:{model['slug']}" if model is not None else f"name:{model_key(name)}"
 
 
-def result_identity(entry: EntryDoc) -> ResultIdentity:
-    return (*entry_identity(entry), entry["score"], entry["published_on"] or "")
+def entry_identity(entry: Any, tracked: TrackedModels) -> EntryIdentity:
+    """A row's identity (a stored row, or one sent to the API)."""
+    name, setting = (
+        (entry["model_name"], entry["setting"])
+        if isinstance(entry, dict)
+        else (entry.model_name, entry.setting)
+    )
+    return model_identity(name, tracked), (setting or "").strip().casefold()
+
+
+def result_identity(entry: EntryDoc, tracked: TrackedModels) -> ResultIdentity:
+    return (*entry_identity(entry, tracked), entry["score"], entry["published_on"] or "")
 
 
 @dataclass(frozen=True)
@@ -36,10 +53,12 @@ class ReadChanges:
     changed: list[RowChange]
 
 
-def read_changes(previous: Iterable[EntryDoc], current: Iterable[EntryDoc]) -> ReadChanges:
+def read_changes(
+    previous: Iterable[EntryDoc], current: Iterable[Any], tracked: TrackedModels
+) -> ReadChanges:
     """Rows added, rows removed, and rows whose score changed, matched by model and setting."""
-    before = {entry_identity(entry): entry for entry in previous}
-    after = {entry_identity(entry): entry for entry in current}
+    before = {entry_identity(entry, tracked): entry for entry in previous}
+    after = {entry_identity(entry, tracked): entry for entry in current}
     return ReadChanges(
         added=[entry for key, entry in after.items() if key not in before],
         removed=[entry for key, entry in before.items() if key not in after],
@@ -51,12 +70,12 @@ def read_changes(previous: Iterable[EntryDoc], current: Iterable[EntryDoc]) -> R
     )
 
 
-def changes_by_read(history: list[ReadDoc]) -> list[ReadChanges]:
+def changes_by_read(history: list[ReadDoc], tracked: TrackedModels) -> list[ReadChanges]:
     """Each read's changes against the one before it (the first read adds every row)."""
     previous: list[EntryDoc] = []
     changes = []
     for read in history:
-        changes.append(read_changes(previous, read["entries"]))
+        changes.append(read_changes(previous, read["entries"], tracked))
         previous = read["entries"]
     return changes
 
@@ -73,15 +92,16 @@ def is_recorded(history: list[ReadDoc], read_on: str, entries: list[EntryDoc]) -
     )
 
 
-def results_ever_recorded(history: list[ReadDoc]) -> list[EntryDoc]:
+def results_ever_recorded(history: list[ReadDoc], tracked: TrackedModels) -> list[EntryDoc]:
     """Every distinct result in any read, once each, as first recorded.
 
-    A model read again with the same score is the same result; re-scored, it is a new one.
+    A model read again with the same score is the same result (under any of its names);
+    re-scored, it is a new one.
     """
     seen: dict[ResultIdentity, EntryDoc] = {}
     for read in history:
         for entry in read["entries"]:
-            seen.setdefault(result_identity(entry), entry)
+            seen.setdefault(result_identity(entry, tracked), entry)
     return list(seen.values())
 
 
@@ -97,6 +117,11 @@ def _canonical(entries: Iterable[EntryDoc]) -> list[tuple[object, ...]]:
         )
         for entry in entries
     )
+
+
+def entries_of(history: list[ReadDoc]) -> list[EntryDoc]:
+    """Every row of every read (what the tracked models of a history are looked up by)."""
+    return [entry for read in history for entry in read["entries"]]
 
 
 def read_as_of(history: list[ReadDoc], day: str) -> ReadDoc | None:

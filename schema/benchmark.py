@@ -10,7 +10,7 @@ import strawberry
 
 from resolvers import family as family_rules
 from resolvers import leaderboard as rules
-from resolvers.history import changes_by_read, read_as_of, results_ever_recorded
+from resolvers.history import changes_by_read, entries_of, read_as_of, results_ever_recorded
 from resolvers.tracking import TrackedModels
 from schema.context import Context
 from schema.enums import AnswerFormat, Kind, Level, MetricUnit, Scoring, Status, TaskAvailability
@@ -257,8 +257,8 @@ class Benchmark(SlugNode, Revised):
     ) -> list[ScorePoint]:
         count = slice_size("last", last)
         history = await self._history()
-        results = results_ever_recorded(history)
-        tracked = await info.context.loaders.tracked_models_of_entries(results, self.tracked)
+        tracked = await self._tracked_in(history)
+        results = results_ever_recorded(history, tracked)
         points = rules.scores_over_time(results, tracked=tracked)
         return [ScorePoint.from_point(point) for point in points[len(points) - count :]]
 
@@ -272,7 +272,8 @@ class Benchmark(SlugNode, Revised):
     ) -> Connection[LeaderboardRead]:
         at = page(first, after)
         history = await self._history()
-        newest_first = list(zip(history, changes_by_read(history), strict=True))[::-1]
+        changes = changes_by_read(history, await self._tracked_in(history))
+        newest_first = list(zip(history, changes, strict=True))[::-1]
         return connection(
             [LeaderboardRead.from_read(read, changes) for read, changes in at.of(newest_first)],
             at=at,
@@ -362,6 +363,12 @@ class Benchmark(SlugNode, Revised):
         tracked = await self.context.loaders.tracked_models_of_entries(entries, self.tracked)
         higher_is_better = self.doc["metric"]["higher_is_better"]
         return rules.leaderboard(entries, higher_is_better=higher_is_better, tracked=tracked)
+
+    async def _tracked_in(self, history: list[ReadDoc]) -> TrackedModels:
+        """The tracked models any of these reads names."""
+        return await self.context.loaders.tracked_models_of_entries(
+            entries_of(history), self.tracked
+        )
 
     async def _history(self) -> list[ReadDoc]:
         """Its reads, oldest first; loaded when this document came without them."""

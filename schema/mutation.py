@@ -21,7 +21,7 @@ from editing.inputs import (
     check_slug,
     parse,
 )
-from resolvers.history import changes_by_read
+from resolvers.history import changes_by_read, entries_of
 from schema.benchmark import Benchmark, Category, benchmarks_from_docs
 from schema.context import Context, Identity
 from schema.history import LeaderboardRead
@@ -101,7 +101,8 @@ class Mutation:
         read = _parse(ReadFields, input, "input")
         outcome = await _checked(editor.record_read(benchmark, read, expected_revision))
         history = outcome.benchmark.get("history", [])
-        changes = changes_by_read(history)[history.index(outcome.read)]
+        tracked = await info.context.loaders.tracked_models_of_entries(entries_of(history), {})
+        changes = changes_by_read(history, tracked)[history.index(outcome.read)]
         return RecordReadPayload(
             benchmark=await _benchmark(info, outcome.benchmark),
             read=LeaderboardRead.from_read(outcome.read, changes),

@@ -10,7 +10,8 @@ from resolvers.history import (
     results_ever_recorded,
     same_entries,
 )
-from store.documents import Date, DateTime, EntryDoc, ReadDoc
+from resolvers.tracking import index_by_key
+from store.documents import Date, DateTime, EntryDoc, ModelDoc, ReadDoc
 
 
 def entry(name: str, score: float, setting: str | None = "v1", on: str = "2026-01-01") -> EntryDoc:
@@ -37,6 +38,7 @@ def test_rows_match_by_model_and_setting_ignoring_case_and_spaces() -> None:
     changes = read_changes(
         [entry("Qwen", 50), entry("GPT-4", 80), entry("Old", 10)],
         [entry(" qwen ", 55), entry("GPT-4", 80), entry("GPT-4", 81, setting="v2")],
+        {},
     )
     assert [e["model_name"] for e in changes.added] == ["GPT-4"]
     assert changes.added[0]["setting"] == "v2"
@@ -46,7 +48,7 @@ def test_rows_match_by_model_and_setting_ignoring_case_and_spaces() -> None:
 
 def test_the_first_read_adds_every_row() -> None:
     history = [read("2026-01-02", entry("A", 1), entry("B", 2)), read("2026-01-03", entry("A", 1))]
-    first, second = changes_by_read(history)
+    first, second = changes_by_read(history, {})
     assert len(first.added) == 2
     assert not first.removed
     assert not second.added
@@ -67,7 +69,7 @@ def test_a_result_read_again_counts_once_and_a_rescore_counts_again() -> None:
         read("2026-01-02", entry("A", 1), entry("B", 2)),
         read("2026-01-03", entry("A", 1), entry("B", 3, on="2026-01-03")),
     ]
-    results = results_ever_recorded(history)
+    results = results_ever_recorded(history, {})
     assert [(e["model_name"], e["score"]) for e in results] == [("A", 1), ("B", 2), ("B", 3)]
 
 
@@ -83,3 +85,34 @@ def test_the_read_as_of_a_day_is_the_last_on_or_before_it() -> None:
     assert read_as_of(history, "2026-11-15") is history[2]  # the later of one day's reads
     assert read_as_of(history, "2026-12-01") is history[3]
     assert read_as_of([], "2026-11-15") is None
+
+
+QWEN: ModelDoc = {
+    "slug": "qwen-14b",
+    "name": "Qwen-14B",
+    "aliases": ["Qwen-14B-Chat"],
+    "lab": None,
+    "released_on": None,
+    "capability_index_rank": None,
+    "revision": 1,
+    "updated_by": "test",
+    "updated_at": DateTime("2026-01-01T00:00:00Z"),
+}
+
+
+def test_a_tracked_model_is_the_same_row_under_any_of_its_names() -> None:
+    tracked = index_by_key([QWEN])
+    changes = read_changes(
+        [entry("Qwen-14B-Chat", 65.5), entry("Other", 10)],
+        [entry("Qwen-14B", 65.5), entry("Other", 10), entry("New", 1)],
+        tracked,
+    )
+    assert [e["model_name"] for e in changes.added] == ["New"]
+    assert changes.removed == []
+    assert changes.changed == []
+    history = [
+        read("2026-01-02", entry("Qwen-14B-Chat", 65.5)),
+        read("2026-01-03", entry("qwen-14b", 65.5)),
+    ]
+    assert len(results_ever_recorded(history, tracked)) == 1
+    assert len(results_ever_recorded(history, {})) == 2  # untracked, they are two names
