@@ -48,6 +48,8 @@ class RecordedRead:
     read: ReadDoc
     recorded: bool
     """False when the same read was already recorded (nothing was written)."""
+    before: BenchmarkDoc
+    """The benchmark as it was when the read was checked."""
 
 
 class Editor:
@@ -133,18 +135,20 @@ class Editor:
         """
 
         tracked: TrackedModels = {}
+        before: BenchmarkDoc | None = None
 
         async def change(current: BenchmarkDoc) -> BenchmarkDoc | None:
-            nonlocal tracked
-            tracked = await self.workspace.tracked(read.entries)
+            nonlocal tracked, before
+            tracked, before = await self.workspace.tracked(read.entries), current
             return with_read(current, read, self.stamp(), tracked)
 
         doc, recorded = await self._update(
             Collection.BENCHMARKS, slug, expected_revision, change, no_op_first=True
         )
         history = doc.get("history", [])
+        assert before is not None
         if recorded:
-            return RecordedRead(benchmark=doc, read=history[-1], recorded=True)
+            return RecordedRead(benchmark=doc, read=history[-1], recorded=True, before=before)
         # Recorded before: the read of that day with these rows (as their source printed them).
         sent: list[EntryDoc] = [entry.model_dump(mode="json") for entry in read.entries]  # type: ignore[misc]
         same = [
@@ -156,7 +160,7 @@ class Editor:
                 as_printed(sent, history[index - 1]["entries"] if index else [], tracked),
             )
         ]
-        return RecordedRead(benchmark=doc, read=same[-1], recorded=False)
+        return RecordedRead(benchmark=doc, read=same[-1], recorded=False, before=before)
 
     async def create_model(self, slug: str, fields: ModelFields) -> ModelDoc:
         labs, owners = await self._model_context(None, fields)

@@ -17,7 +17,7 @@ from editing.changes import Catalog
 from editing.derived import tracked_ranks
 from resolvers.tracking import TrackedModels, index_by_key, model_key
 from store.documents import BenchmarkDoc, CategoryDoc, LabDoc, ModelDoc
-from store.queries import Collection, Store, Write
+from store.queries import AlreadyExists, Collection, Store, Write
 
 BATCH_SIZE = 200
 
@@ -82,6 +82,24 @@ class LiveWorkspace:
 
     async def models_renamed(self, keys: list[str]) -> None:
         await rank_tracked_models(self.store, keys)
+
+
+class DryRunWorkspace(LiveWorkspace):
+    """The store as it is, and writes that go nowhere: a change is checked and made in full,
+    refused as it would be, and not written (a mutation's `dryRun`)."""
+
+    async def insert(self, collection: Collection, doc: Any) -> None:
+        if await self.load(collection, doc["slug"]) is not None:
+            raise AlreadyExists({"slug": doc["slug"]})
+
+    async def replace(self, collection: Collection, current: Any, doc: Any) -> bool:
+        return True
+
+    async def put_site(self, key: str, doc: dict[str, Any]) -> str:
+        return "updated"
+
+    async def models_renamed(self, keys: list[str]) -> None:
+        pass
 
 
 @dataclass

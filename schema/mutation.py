@@ -21,6 +21,7 @@ from editing.inputs import (
     check_slug,
     parse,
 )
+from editing.workspace import DryRunWorkspace
 from resolvers.history import changes_by_read, entries_of
 from schema.benchmark import Benchmark, Category, benchmarks_from_docs
 from schema.context import Context, Identity
@@ -41,8 +42,18 @@ T = TypeVar("T")
 
 @strawberry.type(description="The outcome of recording a leaderboard read.")
 class RecordReadPayload:
-    benchmark: Benchmark = strawberry.field(description="The benchmark, as it is now.")
-    read: LeaderboardRead = strawberry.field(description="The read, as recorded.")
+    benchmark: Benchmark = strawberry.field(
+        description="The benchmark, as it is now (with `dryRun`: as it would be)."
+    )
+    before: Benchmark = strawberry.field(
+        description=(
+            "The benchmark as it was before this read: compare its `leader` and "
+            "`trackedLeader` with `benchmark`'s."
+        )
+    )
+    read: LeaderboardRead = strawberry.field(
+        description="The read, as recorded (with `dryRun`: as it would be), and what it changes."
+    )
     recorded: bool = strawberry.field(
         description=(
             "False when this same read (same day, same rows) was already recorded: "
@@ -51,6 +62,15 @@ class RecordReadPayload:
     )
 
 
+DryRun = Annotated[
+    bool,
+    strawberry.argument(
+        description=(
+            "Check the change and answer with what it would make, writing nothing: the same "
+            "refusals, the same answer, no change."
+        )
+    ),
+]
 ExpectedRevision = Annotated[
     int | None,
     strawberry.argument(
@@ -63,9 +83,13 @@ ExpectedRevision = Annotated[
 class Mutation:
     @strawberry.mutation(description="Add a benchmark. Its slug is permanent.")
     async def create_benchmark(
-        self, info: strawberry.Info[Context], slug: str, input: BenchmarkInput
+        self,
+        info: strawberry.Info[Context],
+        slug: str,
+        input: BenchmarkInput,
+        dry_run: DryRun = False,
     ) -> Benchmark:
-        editor = _editor(info)
+        editor = _editor(info, dry_run)
         fields = _parse(BenchmarkFields, input, "input")
         doc = await _checked(editor.create_benchmark(check_slug(slug), fields))
         return await _benchmark(info, doc)
@@ -77,8 +101,9 @@ class Mutation:
         slug: str,
         input: BenchmarkInput,
         expected_revision: ExpectedRevision = None,
+        dry_run: DryRun = False,
     ) -> Benchmark:
-        editor = _editor(info)
+        editor = _editor(info, dry_run)
         fields = _parse(BenchmarkFields, input, "input")
         doc = await _checked(editor.update_benchmark(slug, fields, expected_revision))
         return await _benchmark(info, doc)
@@ -96,24 +121,33 @@ class Mutation:
         benchmark: str,
         input: LeaderboardReadInput,
         expected_revision: ExpectedRevision = None,
+        dry_run: DryRun = False,
     ) -> RecordReadPayload:
-        editor = _editor(info)
+        editor = _editor(info, dry_run)
         read = _parse(ReadFields, input, "input")
         outcome = await _checked(editor.record_read(benchmark, read, expected_revision))
         history = outcome.benchmark.get("history", [])
         tracked = await info.context.loaders.tracked_models_of_entries(entries_of(history), {})
         changes = changes_by_read(history, tracked)[history.index(outcome.read)]
+        now, before = await benchmarks_from_docs(
+            _forgetting(info), [outcome.benchmark, outcome.before]
+        )
         return RecordReadPayload(
-            benchmark=await _benchmark(info, outcome.benchmark),
+            benchmark=now,
+            before=before,
             read=LeaderboardRead.from_read(outcome.read, changes),
             recorded=outcome.recorded,
         )
 
     @strawberry.mutation(description="Add a model to the list of models we track.")
     async def create_model(
-        self, info: strawberry.Info[Context], slug: str, input: ModelInput
+        self,
+        info: strawberry.Info[Context],
+        slug: str,
+        input: ModelInput,
+        dry_run: DryRun = False,
     ) -> Model:
-        editor = _editor(info)
+        editor = _editor(info, dry_run)
         doc = await _checked(
             editor.create_model(check_slug(slug), _parse(ModelFields, input, "input"))
         )
@@ -132,28 +166,33 @@ class Mutation:
         slug: str,
         input: ModelInput,
         expected_revision: ExpectedRevision = None,
+        dry_run: DryRun = False,
     ) -> Model:
-        editor = _editor(info)
+        editor = _editor(info, dry_run)
         fields = _parse(ModelFields, input, "input")
         doc = await _checked(editor.update_model(slug, fields, expected_revision))
         info.context.forget_loaded()
         return Model.from_doc(doc)
 
     @strawberry.mutation(description="Add a lab that benchmarks and models can name.")
-    async def create_lab(self, info: strawberry.Info[Context], input: SlugAndNameInput) -> Lab:
-        doc = await _checked(_editor(info).create_lab(_parse(LabFields, input, "input")))
+    async def create_lab(
+        self, info: strawberry.Info[Context], input: SlugAndNameInput, dry_run: DryRun = False
+    ) -> Lab:
+        doc = await _checked(_editor(info, dry_run).create_lab(_parse(LabFields, input, "input")))
         return Lab(slug=doc["slug"], name=doc["name"])
 
     @strawberry.mutation(description="Add a category that benchmarks can be filed under.")
     async def create_category(
-        self, info: strawberry.Info[Context], input: SlugAndNameInput
+        self, info: strawberry.Info[Context], input: SlugAndNameInput, dry_run: DryRun = False
     ) -> Category:
-        doc = await _checked(_editor(info).create_category(_parse(CategoryFields, input, "input")))
+        editor = _editor(info, dry_run)
+        doc = await _checked(editor.create_category(_parse(CategoryFields, input, "input")))
         return Category(slug=doc["slug"], name=doc["name"], benchmark_count=0)
 
 
-def _editor(info: strawberry.Info[Context]) -> Editor:
-    return Editor(info.context.store, by=_admin(info.context.identity).name)
+def _editor(info: strawberry.Info[Context], dry_run: bool) -> Editor:
+    store, by = info.context.store, _admin(info.context.identity).name
+    return Editor(store, by=by, workspace=DryRunWorkspace(store) if dry_run else None)
 
 
 def _admin(identity: Identity | None) -> Identity:
@@ -191,5 +230,10 @@ def _for_graphql(error: InvalidInput) -> InvalidInput:
 
 
 async def _benchmark(info: strawberry.Info[Context], doc: Any) -> Benchmark:
+    return (await benchmarks_from_docs(_forgetting(info), [doc]))[0]
+
+
+def _forgetting(info: strawberry.Info[Context]) -> Context:
+    """The context, its loaders emptied: what they held may have changed."""
     info.context.forget_loaded()
-    return (await benchmarks_from_docs(info.context, [doc]))[0]
+    return info.context
