@@ -12,7 +12,7 @@ from typing import Any
 from editing.derived import with_benchmark_keys, with_model_keys
 from editing.errors import InvalidInput, Location, Problem
 from editing.inputs import MAX_CATEGORIES, MAX_TRACKS, BenchmarkFields, ModelFields, ReadFields
-from resolvers.history import entry_identity, is_recorded
+from resolvers.history import entry_identity, is_recorded, read_changes
 from resolvers.tracking import TrackedModels, model_key, tracked_model
 from store.documents import (
     BenchmarkDoc,
@@ -118,6 +118,8 @@ def with_read(
     if is_recorded(history, read.read_on, entries):
         return None
     problems = _entry_problems(entries, current["metric"]["unit"], tracked)
+    if history and not read.allow_removals and read.recorded_at is None:
+        problems += _removal_problems(history[-1]["entries"], entries, tracked)
     latest = history[-1]["read_on"] if history else None
     if latest is not None and read.read_on < latest:
         problems.append(
@@ -138,6 +140,26 @@ def with_read(
     doc: BenchmarkDoc = {**current, "history": [*history, recorded]}
     changed: BenchmarkDoc | None = _stamped(current, with_benchmark_keys(doc, tracked), stamp)
     return changed
+
+
+def _removal_problems(
+    current: list[EntryDoc], entries: list[EntryDoc], tracked: TrackedModels
+) -> list[Problem]:
+    """A read that leaves out rows of the current leaderboard, unless the request says the
+    source dropped them (a read restored from an exported history says when it was recorded)."""
+    removed = read_changes(current, entries, tracked).removed
+    if not removed:
+        return []
+    named = ", ".join(repr(entry["model_name"]) for entry in removed[:10])
+    more = f" and {len(removed) - 10} more" if len(removed) > 10 else ""
+    return [
+        Problem(
+            ("entries",),
+            f"leaves out {len(removed)} rows of the current leaderboard ({named}{more}): send "
+            "every row the source shows, or say it dropped them (`allowRemovals`; `allow_removals` "
+            "in a file)",
+        )
+    ]
 
 
 def as_printed(

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from editing.errors import InvalidInput, Problem
-from editing.inputs import BenchmarkFields, EntryFields, ModelFields, ReadFields
+from editing.inputs import READ_REQUEST_ONLY, BenchmarkFields, EntryFields, ModelFields, ReadFields
 from store.documents import BenchmarkDoc, ModelDoc
 from store.queries import Store
 
@@ -142,7 +142,11 @@ def _exported_benchmark(doc: BenchmarkDoc) -> dict[str, Any]:
         "category": doc["category"]["slug"],
         "reads": [
             {
-                **{name: read[name] for name in ReadFields.model_fields},  # type: ignore[literal-required]
+                **{
+                    name: read[name]  # type: ignore[literal-required]
+                    for name in ReadFields.model_fields
+                    if name not in READ_REQUEST_ONLY
+                },
                 "entries": [
                     {name: entry[name] for name in EntryFields.model_fields}  # type: ignore[literal-required]
                     for entry in read["entries"]

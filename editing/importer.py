@@ -78,9 +78,13 @@ async def import_dataset(
     stamp: Stamp,
     *,
     dry_run: bool = False,
+    allow_removals: bool = False,
     advance: Callable[[], None] = lambda: None,
 ) -> ImportSummary:
-    """Import `dataset` item by item; `advance` is called after each (for a progress bar)."""
+    """Import `dataset` item by item; `advance` is called after each (for a progress bar).
+
+    With `allow_removals`, every read may leave out rows of the current leaderboard.
+    """
     summary = ImportSummary()
     items = [item for item in dataset.get("benchmarks", []) if isinstance(item, dict)]
     slugs = [item["slug"] for item in items if isinstance(item.get("slug"), str)]
@@ -128,6 +132,8 @@ async def import_dataset(
             raw = dict(raw_read) if isinstance(raw_read, dict) else raw_read
             if isinstance(raw, dict):
                 raw.pop(CSV_LINES, None)
+                if allow_removals:
+                    raw.setdefault("allow_removals", True)
             try:
                 reads.append(parse(ReadFields, raw, today=today))
             except InvalidInput as error:

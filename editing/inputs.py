@@ -121,6 +121,12 @@ class ReadFields(Input):
     # Kept from an exported history on import; a new read is stamped with its writer.
     recorded_by: Name | None = None
     recorded_at: AwareDatetime | None = None
+    # The request's say that rows left out were dropped by the source (not stored).
+    allow_removals: bool = False
+
+
+READ_REQUEST_ONLY = ("allow_removals",)
+"""What a read request says that is not kept with the read."""
 
 
 class MetricFields(Input):

@@ -37,6 +37,13 @@ class LeaderboardReadInput:
     entries: list[EntryInput] = strawberry.field(
         description="The whole leaderboard as read: one row per model and setting."
     )
+    allow_removals: bool = strawberry.field(
+        default=False,
+        description=(
+            "Set when the source dropped rows: a read that leaves out rows of the current "
+            "leaderboard is refused otherwise, naming them (a partial read is an easy mistake)."
+        ),
+    )
 
 
 @strawberry.input(description="How a benchmark scores models.")

@@ -183,12 +183,17 @@ def revoke_api_key(name: str) -> None:
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--dry-run", is_flag=True, help="Check and report what would change; write nothing.")
 @click.option(
+    "--allow-removals",
+    is_flag=True,
+    help="Reads may leave out rows of the current leaderboards (their sources dropped them).",
+)
+@click.option(
     "--by",
     default=lambda: f"cli:{getpass.getuser()}",
     show_default="cli:<user>",
     help="Who the changes are recorded as.",
 )
-def import_file(file: Path, dry_run: bool, by: str) -> None:
+def import_file(file: Path, dry_run: bool, allow_removals: bool, by: str) -> None:
     try:
         dataset = read_dataset(file)
     except InvalidInput as error:
@@ -215,7 +220,12 @@ def import_file(file: Path, dry_run: bool, by: str) -> None:
                 progress.update(1, done)
 
             return await import_dataset(
-                store, dataset, Stamp(by=by, at=datetime.now(UTC)), dry_run=dry_run, advance=advance
+                store,
+                dataset,
+                Stamp(by=by, at=datetime.now(UTC)),
+                dry_run=dry_run,
+                allow_removals=allow_removals,
+                advance=advance,
             )
 
     summary = run_on_database(work)

@@ -149,7 +149,8 @@ async def test_csv_rows_become_one_read_per_benchmark_and_day(store: Store) -> N
         f"{TRACKS[3]},2026-11-25,Qwen-14B-Chat,v2,71,2026-11-24\n"
         f"{TRACKS[0]},2026-11-20,Qwen-14B-Chat,v2,abc,\n"
     )
-    summary = await import_dataset(store, dataset_from_csv(text), STAMP)
+    # Two rows of a longer leaderboard: the import says the rest were dropped.
+    summary = await import_dataset(store, dataset_from_csv(text), STAMP, allow_removals=True)
     reasons = {o.key: o.reason for o in summary.rejected}
     assert reasons == {
         TRACKS[
@@ -179,3 +180,21 @@ def with_new_reads(dataset: dict[str, Any], slugs: list[str]) -> dict[str, Any]:
 def test_the_editor_guide_documents_every_csv_column() -> None:
     guide = (Path(__file__).parents[2] / "docs" / "editors.md").read_text(encoding="utf-8")
     assert ",".join(CSV_COLUMNS) in guide
+
+
+async def test_a_partial_read_is_refused_naming_the_rows_it_leaves_out(store: Store) -> None:
+    """The mistake of a two-row CSV meant to add rows: it would replace the whole leaderboard."""
+    before = await export_dataset(store)
+    [general] = await store.benchmarks_by_slugs([TRACKS[3]])
+    left_out = len(general["entries"]) - 1  # all but Qwen-14B-Chat's row
+    text = (
+        "benchmark,read_on,model_name,setting,score\n"
+        f"{TRACKS[3]},2026-11-20,Qwen-14B-Chat,version 20231206,70.5\n"
+        f"{TRACKS[3]},2026-11-20,New Model,v1,10\n"
+    )
+    summary = await import_dataset(store, dataset_from_csv(text), STAMP)
+    [refused] = summary.rejected
+    assert refused.key == TRACKS[3]
+    assert refused.reason is not None
+    assert f"leaves out {left_out} rows of the current leaderboard ('GPT-4" in refused.reason
+    assert await export_dataset(store) == before

@@ -197,7 +197,11 @@ async def test_a_metric_change_is_checked_against_the_stored_scores(
     await admin.data(
         "mutation($input: LeaderboardReadInput!) { recordLeaderboardRead("
         f'benchmark: "{GENERAL}", input: $input) {{ recorded }} }}',
-        input={"readOn": "2026-11-20", "entries": [{"modelName": "A", "score": 250}]},
+        input={
+            "readOn": "2026-11-20",
+            "entries": [{"modelName": "A", "score": 250}],
+            "allowRemovals": True,
+        },
     )
     before = await snapshot(store)
     percent = {"metric": {"name": "Executable rate", "unit": "PERCENT"}}
@@ -216,7 +220,11 @@ async def test_a_unit_change_is_checked_against_every_score_in_the_history(
         await admin.data(
             "mutation($input: LeaderboardReadInput!) { recordLeaderboardRead("
             f'benchmark: "{GENERAL}", input: $input) {{ recorded }} }}',
-            input={"readOn": day, "entries": [{"modelName": "A", "score": score}]},
+            input={
+                "readOn": day,
+                "entries": [{"modelName": "A", "score": score}],
+                "allowRemovals": True,
+            },
         )
     before = await snapshot(store)
     # The current leaderboard fits PERCENT; a read in its history does not.

@@ -25,7 +25,8 @@ ROWS = [
 
 
 async def record(admin: GraphQLClient, dry: bool, **more: Any) -> Any:
-    variables = {"slug": GENERAL, "input": {"readOn": "2026-11-20", "entries": ROWS}, "dry": dry}
+    read = {"readOn": "2026-11-20", "entries": ROWS, "allowRemovals": True}
+    variables = {"slug": GENERAL, "input": read, "dry": dry}
     return await admin(RECORD, **variables, **more)
 
 

@@ -45,8 +45,18 @@ SECOND = [row("Qwen-14B-Chat", 66.0, "2026-11-15"), row("GPT-4 (snapshot unspeci
 THIRD = [row("Qwen-14B-Chat", 66.0, "2026-11-15"), row("ChatGLM3-6B", 70.0, "2026-11-20")]
 
 
-async def record(admin: GraphQLClient, on: str, entries: list[dict[str, Any]], **more: Any) -> Any:
-    return await admin(RECORD, slug=GENERAL, input={"readOn": on, "entries": entries}, **more)
+async def record(
+    admin: GraphQLClient,
+    on: str,
+    entries: list[dict[str, Any]],
+    *,
+    allow_removals: bool = True,
+    **more: Any,
+) -> Any:
+    """Record a read of GENERAL: these tests' reads are short, leaving out the bundled rows
+    (`allowRemovals`), unless told otherwise."""
+    read = {"readOn": on, "entries": entries, "allowRemovals": allow_removals}
+    return await admin(RECORD, slug=GENERAL, input=read, **more)
 
 
 async def test_a_read_replaces_the_leaderboard_at_once(admin: GraphQLClient) -> None:
@@ -200,3 +210,18 @@ async def test_a_non_numeric_or_missing_score_is_bad_input(
 async def test_a_read_of_an_unknown_benchmark_is_not_found(admin: GraphQLClient) -> None:
     body = await admin(RECORD, slug="nope", input={"readOn": "2026-11-20", "entries": []})
     assert body["errors"][0]["extensions"]["code"] == "NOT_FOUND"
+
+
+async def test_a_read_that_leaves_out_rows_is_refused_unless_they_were_dropped(
+    admin: GraphQLClient, store: Store
+) -> None:
+    before = await snapshot(store)
+    partial = await record(admin, "2026-11-20", FIRST, allow_removals=False)
+    [error] = partial["errors"]
+    assert error["extensions"]["code"] == "BAD_USER_INPUT"
+    assert error["extensions"]["field"] == "input.entries"
+    assert "rows of the current leaderboard ('" in error["message"]
+    assert "'InternLM-20B-Chat'" in error["message"]  # a bundled row it leaves out
+    assert await snapshot(store) == before
+    dropped = await record(admin, "2026-11-20", FIRST, allow_removals=True)
+    assert dropped["data"]["recordLeaderboardRead"]["recorded"] is True

@@ -46,7 +46,9 @@ def slow_store(store: Store, monkeypatch: pytest.MonkeyPatch) -> Store:
 
 
 def read_with(score: float) -> dict[str, Any]:
-    return {"readOn": "2026-11-20", "entries": [{"modelName": "Qwen-14B-Chat", "score": score}]}
+    # One row: the bundled leaderboard's others are left out on purpose.
+    entries = [{"modelName": "Qwen-14B-Chat", "score": score}]
+    return {"readOn": "2026-11-20", "entries": entries, "allowRemovals": True}
 
 
 async def test_concurrent_updates_without_a_revision_all_land(

@@ -141,7 +141,9 @@ async def test_a_cli_import_while_serving_is_seen_within_a_second(
         csv = tmp_path / "read.csv"
         csv.write_text(f"benchmark,read_on,model_name,score\n{GENERAL},2026-11-20,Qwen-14B,70\n")
         importing = await asyncio.to_thread(
-            lambda: almanac("import", str(csv), data_dir=data_dir).communicate(timeout=60)
+            lambda: almanac("import", "--allow-removals", str(csv), data_dir=data_dir).communicate(
+                timeout=60
+            )
         )
         assert "1 updated" in importing[0], importing
         written = time.monotonic()
