@@ -24,6 +24,7 @@ from schema.pagination import (
     page,
     slice_size,
 )
+from schema.rate_limit import RateLimit, rate_limit
 from store.queries import ORDER_FIELDS, BenchmarkFilter, Order, order_key
 
 
@@ -64,6 +65,11 @@ class ModelCardCoverage:
     )
 )
 class Query:
+    rate_limit: RateLimit | None = strawberry.field(
+        resolver=rate_limit,
+        description="What this request costs and what is left of your budget (GitHub's shape).",
+    )
+
     @strawberry.field(description="A benchmark by its slug; null if there is none.")
     async def benchmark(self, info: strawberry.Info[Context], slug: str) -> Benchmark | None:
         context = info.context

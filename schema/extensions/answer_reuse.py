@@ -12,9 +12,11 @@ JSON is written as it is.
 from collections.abc import Iterator
 
 import orjson
+from graphql import get_operation_ast
 from strawberry.extensions import SchemaExtension
 from strawberry.types.graphql import OperationType
 
+from schema.extensions.metering import rate_limit_fields
 from schema.extensions.services import (
     CachedAnswer,
     OperationKey,
@@ -45,6 +47,9 @@ class KeepAnswers(SchemaExtension):
         result = context.result
         if context.operation_type is not OperationType.QUERY or version is None:
             return
+        document = context.graphql_document
+        if document and rate_limit_fields(get_operation_ast(document, context.operation_name)):
+            return  # It answers with the caller's budget: no other request's answer.
         if result is None or result.errors or result.data is None:
             return
         data = encode_json(result.data)

@@ -10,7 +10,17 @@ HTTP layer, which also reports each operation's cost in `extensions.cost`.
 from collections.abc import AsyncIterator
 from functools import cache
 
-from graphql import GraphQLSchema, build_schema
+from graphql import (
+    BooleanValueNode,
+    DocumentNode,
+    FieldNode,
+    GraphQLSchema,
+    OperationDefinitionNode,
+    SelectionSetNode,
+    VariableNode,
+    build_schema,
+    get_operation_ast,
+)
 from strawberry.extensions import SchemaExtension
 from strawberry.schema.base import BaseSchema
 from strawberry.types import ExecutionResult
@@ -32,6 +42,11 @@ LIST_SIZES = ListSizes(
 )
 
 
+RATE_LIMIT = "rateLimit"
+"""The root field that reports the caller's budget, and with `dryRun: true` prices a request
+without running it (schema.rate_limit)."""
+
+
 @cache
 def published_types(schema: BaseSchema) -> GraphQLSchema:
     """The schema as its SDL publishes it: what costs are computed from."""
@@ -46,7 +61,16 @@ class Metering(SchemaExtension):
         if services is None or meter is None or operation_of(context) is None:
             yield
             return
-        cost = max(REFUSED_COST, self.cost(services))
+        meter.priced = cost = max(REFUSED_COST, self.cost(services))
+        document = context.graphql_document
+        assert document is not None
+        operation = get_operation_ast(document, context.operation_name)
+        rate_limits = rate_limit_fields(operation)
+        if operation is not None and asks_dry_run(rate_limits, context.variables):
+            # Priced and checked: only `rateLimit` runs, and the request is charged the least
+            # any request is (none is free), not its cost.
+            context.graphql_document = only(document, operation, rate_limits)
+            cost = REFUSED_COST
         meter.costs.append(cost)
         if meter.mode is MeterMode.PAY:
             allowance = await meter.charge(cost)
@@ -85,3 +109,44 @@ class Metering(SchemaExtension):
                 details={"cost": cost, "maximumCost": maximum},
             )
         return cost
+
+
+def rate_limit_fields(operation: OperationDefinitionNode | None) -> list[FieldNode]:
+    """The operation's root `rateLimit` fields."""
+    if operation is None:
+        return []
+    return [
+        selection
+        for selection in operation.selection_set.selections
+        if isinstance(selection, FieldNode) and selection.name.value == RATE_LIMIT
+    ]
+
+
+def only(
+    document: DocumentNode, operation: OperationDefinitionNode, fields: list[FieldNode]
+) -> DocumentNode:
+    """The document with `operation` asking for these root fields alone."""
+    kept = OperationDefinitionNode(
+        operation=operation.operation,
+        name=operation.name,
+        variable_definitions=operation.variable_definitions,
+        directives=operation.directives,
+        selection_set=SelectionSetNode(selections=tuple(fields)),
+    )
+    return DocumentNode(
+        definitions=tuple(kept if d is operation else d for d in document.definitions)
+    )
+
+
+def asks_dry_run(fields: list[FieldNode], variables: dict[str, object] | None) -> bool:
+    """Whether one of these `rateLimit` fields says `dryRun: true`."""
+    for field in fields:
+        for argument in field.arguments or ():
+            value = argument.value
+            if argument.name.value != "dryRun":
+                continue
+            if isinstance(value, BooleanValueNode) and value.value:
+                return True
+            if isinstance(value, VariableNode) and (variables or {}).get(value.name.value) is True:
+                return True
+    return False

@@ -92,6 +92,8 @@ class Meter:
     mode: MeterMode = MeterMode.PAY
     costs: list[int] = field(default_factory=list)
     allowance: Allowance | None = None
+    priced: int = 0
+    """What the operation running costs (charged or not: see `rateLimit(dryRun:)`)."""
 
     async def charge(self, cost: int) -> Allowance:
         self.allowance = await self.pay(cost)
