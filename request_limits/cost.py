@@ -1,11 +1,14 @@
 """A request's cost, computed from its document before it runs: how many objects it can return.
 
+The schema says what its fields cost with the cost directive spec's directives, read here from
+the published SDL (one source: what partners read is what is charged):
 - A scalar or enum field is free.
-- An object field costs 1 plus what is selected inside it.
-- A list of objects costs its size times (1 plus what is selected in each item). A connection
-  field's `first` is the size of its `nodes` and `edges`; other lists have an assumed size
-  (`ASSUMED_LIST_SIZES`, else `DEFAULT_LIST_SIZE`), the most they usually hold.
-- Each mutation field costs `MUTATION_COST` more, for its write.
+- An object field weighs 1, or its `@cost(weight:)` (a mutation's write weighs 10), plus what is
+  selected inside it.
+- A list of objects costs its size times (its weight plus what is selected in each item). Its
+  `@listSize` gives the size: the value of one of its `slicingArguments` (its default if not
+  sent), or its `assumedSize` (the most it holds). A connection's slice sizes the lists its
+  `sizedFields` name (`nodes`, `edges`).
 - Every operation is charged at least `REFUSED_COST`, and a refused one exactly that.
 - Introspection (`__schema`, `__type`, `__typename`) is free: it never touches the database.
 - Fragments are counted where they are spread; fragments on different types are all counted.
@@ -32,9 +35,9 @@ from graphql import (
     InlineFragmentNode,
     IntValueNode,
     NamedTypeNode,
-    OperationType,
     SelectionSetNode,
     VariableNode,
+    get_directive_values,
     get_named_type,
     get_operation_ast,
     value_from_ast,
@@ -42,20 +45,16 @@ from graphql import (
 
 from api_errors import ApiError
 
-MUTATION_COST = 10
 REFUSED_COST = 1
 """What a refused request is charged, and the least any request is: none is free, so no client
 can send an unlimited number of them."""
-SLICING_ARGUMENTS = ("first", "last")
-SLICED_FIELDS = ("nodes", "edges")
+OBJECT_WEIGHT = 1
 
 
 @dataclass(frozen=True)
 class ListSizes:
-    """What the schema promises of its lists' sizes."""
+    """The most a slicing argument may ask for (what is refused before anything runs)."""
 
-    bounded: Mapping[tuple[str, str], int]
-    """The most items each unsliced list holds, by (type, field): bounded when written."""
     max_slice: int
     """The most a plain list's `first` or `last` may ask for."""
     max_page: int
@@ -81,11 +80,33 @@ def query_cost(
     if root is None:
         return 0
     walk = _CostWalk(schema, document, variables or {}, sizes)
-    cost = walk.selection_cost(operation.selection_set, root, slice_size=None)
-    if operation.operation is OperationType.MUTATION:
-        writes = [s for s in operation.selection_set.selections if isinstance(s, FieldNode)]
-        cost += MUTATION_COST * len(writes)
-    return cost
+    return walk.selection_cost(operation.selection_set, root, Slice())
+
+
+@dataclass(frozen=True)
+class Slice:
+    """The size a connection's slicing argument gives the lists it names (`sizedFields`)."""
+
+    size: int | None = None
+    fields: tuple[str, ...] = ()
+
+
+def list_size(schema: GraphQLSchema, field: GraphQLField) -> dict[str, Any] | None:
+    """The arguments of the field's `@listSize`, if it has one."""
+    return _directive(schema, field, "listSize")
+
+
+def weight(schema: GraphQLSchema, field: GraphQLField) -> int:
+    """What resolving the object field costs: its `@cost(weight:)`, else `OBJECT_WEIGHT`."""
+    cost = _directive(schema, field, "cost")
+    return int(cost["weight"]) if cost is not None else OBJECT_WEIGHT
+
+
+def _directive(schema: GraphQLSchema, field: GraphQLField, name: str) -> dict[str, Any] | None:
+    directive = schema.get_directive(name)
+    if directive is None or field.ast_node is None:
+        return None
+    return get_directive_values(directive, field.ast_node)
 
 
 class _CostWalk:
@@ -102,7 +123,7 @@ class _CostWalk:
             d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)
         }
         self.variables = variables
-        self.fragment_costs: dict[tuple[str, str, int | None], int] = {}
+        self.fragment_costs: dict[tuple[str, str, Slice], int] = {}
         self.defaults = {
             definition.variable.name.value: definition.default_value
             for operation in document.definitions
@@ -113,7 +134,7 @@ class _CostWalk:
         self,
         selection_set: SelectionSetNode | None,
         parent: GraphQLNamedType,
-        slice_size: int | None,
+        slice_size: Slice,
     ) -> int:
         if selection_set is None:
             return 0
@@ -131,7 +152,7 @@ class _CostWalk:
                 total += self.fragment_cost(selection.name.value, parent, slice_size)
         return total
 
-    def fragment_cost(self, name: str, parent: GraphQLNamedType, slice_size: int | None) -> int:
+    def fragment_cost(self, name: str, parent: GraphQLNamedType, slice_size: Slice) -> int:
         """A fragment's cost, computed once per place it can stand: fragments spreading
         fragments must not make the computation exponential, however large the cost."""
         fragment = self.fragments.get(name)
@@ -144,23 +165,31 @@ class _CostWalk:
             self.fragment_costs[key] = known
         return known
 
-    def field_cost(self, node: FieldNode, parent: GraphQLNamedType, slice_size: int | None) -> int:
+    def field_cost(self, node: FieldNode, parent: GraphQLNamedType, slice_size: Slice) -> int:
         field = getattr(parent, "fields", {}).get(node.name.value)
         if field is None:  # Introspection fields are not listed, and are free.
             return 0
         item_type = get_named_type(field.type)
         if not isinstance(item_type, GraphQLObjectType | GraphQLInterfaceType):
             return 0
-        is_connection = "first" in field.args and item_type.name.endswith("Connection")
-        inner_slice = self.sliced(node, field, self.sizes.max_page) if is_connection else None
-        item_cost = 1 + self.selection_cost(node.selection_set, item_type, inner_slice)
+        sizes = list_size(self.schema, field) or {}
+        inner = Slice()
+        if sizes.get("sizedFields"):
+            inner = Slice(
+                self.sliced(node, field, sizes, self.sizes.max_page), tuple(sizes["sizedFields"])
+            )
+        item_cost = weight(self.schema, field) + self.selection_cost(
+            node.selection_set, item_type, inner
+        )
         if not _is_list(field.type):
             return item_cost
-        if slice_size is not None and node.name.value in SLICED_FIELDS:
-            return slice_size * item_cost
-        if (size := self.sliced(node, field, self.sizes.max_slice)) is None:
-            size = self.sizes.bounded[(parent.name, node.name.value)]
-        return size * item_cost
+        if slice_size.size is not None and node.name.value in slice_size.fields:
+            return slice_size.size * item_cost
+        if sizes.get("slicingArguments"):
+            return self.sliced(node, field, sizes, self.sizes.max_slice) * item_cost
+        if sizes.get("assumedSize") is None:
+            raise ValueError(f"{parent.name}.{node.name.value} is a list without @listSize")
+        return int(sizes["assumedSize"]) * item_cost
 
     def condition(self, named: NamedTypeNode | None, parent: GraphQLNamedType) -> GraphQLNamedType:
         """The type a fragment's fields are selected on."""
@@ -168,11 +197,11 @@ class _CostWalk:
             return parent
         return self.schema.get_type(named.name.value) or parent
 
-    def sliced(self, node: FieldNode, field: GraphQLField, maximum: int) -> int | None:
-        """How many items the field's `first` or `last` asks for (None if it has neither)."""
-        name = next((name for name in SLICING_ARGUMENTS if name in field.args), None)
-        if name is None:
-            return None
+    def sliced(
+        self, node: FieldNode, field: GraphQLField, sizes: dict[str, Any], maximum: int
+    ) -> int:
+        """How many items the field's slicing argument (`first`, `last`) asks for."""
+        name = next(name for name in sizes["slicingArguments"] if name in field.args)
         value: Any = default_of(field.args[name])
         for argument in node.arguments or ():
             if argument.name.value != name:

@@ -8,11 +8,13 @@ from typing import Annotated, Any, Self, TypeVar
 
 import strawberry
 
+from editing.inputs import MAX_MODEL_CARD_REPORTS, MAX_TRACKS
 from resolvers import family as family_rules
 from resolvers import leaderboard as rules
 from resolvers.history import changes_by_read, entries_of, read_as_of, results_ever_recorded
 from resolvers.tracking import TrackedModels
 from schema.context import Context
+from schema.directives import at_most, page_of, sliced_by
 from schema.enums import AnswerFormat, Kind, Level, MetricUnit, Scoring, Status, TaskAvailability
 from schema.history import LeaderboardRead
 from schema.lab import Lab
@@ -82,7 +84,9 @@ class ModelCardReport:
 @strawberry.type(description="The model-card reports found for one benchmark.")
 class ModelCardReports:
     total_count: int = strawberry.field(description="How many reports were found.")
-    nodes: list[ModelCardReport] = strawberry.field(description="The reports.")
+    nodes: list[ModelCardReport] = strawberry.field(
+        description="The reports.", directives=[at_most(MAX_MODEL_CARD_REPORTS)]
+    )
 
 
 @strawberry.type(
@@ -196,12 +200,13 @@ class Benchmark(SlugNode, Revised):
         )
 
     @strawberry.field(
+        directives=[sliced_by("first")],
         description=(
             "Best score per model from the benchmark's own leaderboard, best first, ties by "
             "model name A to Z. Where a model ran with several settings or harnesses, its best "
             "is kept. Rows of models we don't track have `tracked: false`. The first `first` "
             "rows (100 unless asked otherwise); `entryCount` says how many there are."
-        )
+        ),
     )
     def leaderboard(
         self, first: SliceArgument = DEFAULT_LEADERBOARD_ROWS, as_of: AsOf = None
@@ -245,12 +250,13 @@ class Benchmark(SlugNode, Revised):
         return Model.from_optional_doc(rules.last_model_added(self.rows))
 
     @strawberry.field(
+        directives=[sliced_by("last")],
         description=(
             "Every result the almanac has recorded for it, in any read, one point each and "
             "oldest first: a model tested at several settings, or re-scored in a later read, "
             "appears more than once. A row read again with the same score is the same point. "
             "The newest `last` points (100 unless asked otherwise), still oldest first."
-        )
+        ),
     )
     async def scores_over_time(
         self, info: strawberry.Info[Context], last: SliceArgument = DEFAULT_SCORE_POINTS
@@ -263,9 +269,10 @@ class Benchmark(SlugNode, Revised):
         return [ScorePoint.from_point(point) for point in points[len(points) - count :]]
 
     @strawberry.field(
+        directives=[page_of()],
         description=(
             "Every read of its leaderboard, newest first: when, by whom, and what changed."
-        )
+        ),
     )
     async def reads(
         self, info: strawberry.Info[Context], first: int = 20, after: str | None = None
@@ -302,11 +309,12 @@ class Benchmark(SlugNode, Revised):
         return None if found is None else (await benchmarks_from_docs(info.context, [found]))[0]
 
     @strawberry.field(
+        directives=[at_most(MAX_TRACKS)],
         description=(
             "The tracks of this benchmark's family, in the family's order: a parent's own "
             "tracks, or for a track every track of its parent (itself included). Empty for a "
             "benchmark without tracks or parent."
-        )
+        ),
     )
     async def tracks(self, info: strawberry.Info[Context]) -> list["Benchmark"]:
         found = family_rules.family(self.doc, (await self._neighbourhood(info)).family).tracks
@@ -319,10 +327,11 @@ class Benchmark(SlugNode, Revised):
         return Category(slug=category["slug"], name=category["name"], benchmark_count=count)
 
     @strawberry.field(
+        directives=[page_of()],
         description=(
             "Other benchmarks in the same category, without this benchmark's own family (its "
             "parent and tracks). Order: in use first, then editorial prominence, then name."
-        )
+        ),
     )
     async def siblings(
         self, info: strawberry.Info[Context], first: int = 20, after: str | None = None

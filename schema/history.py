@@ -5,6 +5,7 @@ from typing import Self
 import strawberry
 
 from resolvers.history import ReadChanges
+from schema.directives import sliced_by
 from schema.pagination import SliceArgument, slice_size
 from store.documents import Date, DateTime, EntryDoc, ReadDoc
 
@@ -51,18 +52,23 @@ class LeaderboardRead:
     changes: strawberry.Private[ReadChanges]
 
     @strawberry.field(
-        description="Rows not in the previous read (the first `first`, 50 unless asked)."
+        directives=[sliced_by("first")],
+        description="Rows not in the previous read (the first `first`, 50 unless asked).",
     )
     def added(self, first: SliceArgument = DEFAULT_CHANGED_ROWS) -> list[ReadEntry]:
         return [ReadEntry.from_entry(e) for e in self.changes.added[: slice_size("first", first)]]
 
     @strawberry.field(
-        description="Rows of the previous read now gone (the first `first`, 50 unless asked)."
+        directives=[sliced_by("first")],
+        description="Rows of the previous read now gone (the first `first`, 50 unless asked).",
     )
     def removed(self, first: SliceArgument = DEFAULT_CHANGED_ROWS) -> list[ReadEntry]:
         return [ReadEntry.from_entry(e) for e in self.changes.removed[: slice_size("first", first)]]
 
-    @strawberry.field(description="Rows whose score changed (the first `first`, 50 unless asked).")
+    @strawberry.field(
+        directives=[sliced_by("first")],
+        description="Rows whose score changed (the first `first`, 50 unless asked).",
+    )
     def changed(self, first: SliceArgument = DEFAULT_CHANGED_ROWS) -> list[ScoreChange]:
         return [
             ScoreChange(

@@ -7,6 +7,7 @@ import strawberry
 
 from resolvers import leaderboard as rules
 from schema.context import Context
+from schema.directives import page_of, sliced_by
 from schema.lab import Lab
 from schema.node import SlugNode
 from schema.pagination import Connection, SliceArgument, connection, page, slice_size
@@ -81,10 +82,11 @@ class Model(SlugNode, Revised):
         return [cls.from_optional_doc(doc) for doc in docs]
 
     @strawberry.field(
+        directives=[page_of()],
         description=(
             "Its result on every benchmark whose leaderboard lists it (under its name or an "
             "alias), best place first (then by the benchmark's name), a page at a time."
-        )
+        ),
     )
     async def standings(
         self, info: strawberry.Info[Context], first: int = 20, after: str | None = None
@@ -95,6 +97,7 @@ class Model(SlugNode, Revised):
         return connection(await self._results(info, docs), at=at, total_count=total)
 
     @strawberry.field(
+        directives=[sliced_by("first")],
         description=(
             "Its result on every benchmark whose leaderboard lists it (under its name or an "
             "alias), best place first: the first `first` (50 unless asked otherwise)."

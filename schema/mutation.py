@@ -25,6 +25,7 @@ from editing.workspace import DryRunWorkspace
 from resolvers.history import changes_by_read, entries_of
 from schema.benchmark import Benchmark, Category, benchmarks_from_docs
 from schema.context import Context, Identity
+from schema.directives import WRITE
 from schema.history import LeaderboardRead
 from schema.inputs import (
     BenchmarkInput,
@@ -81,7 +82,7 @@ ExpectedRevision = Annotated[
 
 @strawberry.type(description="Changes to the almanac. Each needs an admin API key.")
 class Mutation:
-    @strawberry.mutation(description="Add a benchmark. Its slug is permanent.")
+    @strawberry.mutation(directives=[WRITE], description="Add a benchmark. Its slug is permanent.")
     async def create_benchmark(
         self,
         info: strawberry.Info[Context],
@@ -94,7 +95,9 @@ class Mutation:
         doc = await _checked(editor.create_benchmark(check_slug(slug), fields))
         return await _benchmark(info, doc)
 
-    @strawberry.mutation(description="Change a benchmark's descriptive data, family or status.")
+    @strawberry.mutation(
+        directives=[WRITE], description="Change a benchmark's descriptive data, family or status."
+    )
     async def update_benchmark(
         self,
         info: strawberry.Info[Context],
@@ -109,11 +112,12 @@ class Mutation:
         return await _benchmark(info, doc)
 
     @strawberry.mutation(
+        directives=[WRITE],
         description=(
             "Record a read of a benchmark's leaderboard: it replaces the current leaderboard "
             "in one atomic change and is kept in the benchmark's history. Recording the same "
             "read again changes nothing and returns the read already recorded."
-        )
+        ),
     )
     async def record_leaderboard_read(
         self,
@@ -139,7 +143,9 @@ class Mutation:
             recorded=outcome.recorded,
         )
 
-    @strawberry.mutation(description="Add a model to the list of models we track.")
+    @strawberry.mutation(
+        directives=[WRITE], description="Add a model to the list of models we track."
+    )
     async def create_model(
         self,
         info: strawberry.Info[Context],
@@ -155,10 +161,11 @@ class Mutation:
         return Model.from_doc(doc)
 
     @strawberry.mutation(
+        directives=[WRITE],
         description=(
             "Change a tracked model: its name, aliases, lab, release month or capability-index "
             "rank. Tracked flags and leaders everywhere follow at once."
-        )
+        ),
     )
     async def update_model(
         self,
@@ -174,14 +181,18 @@ class Mutation:
         info.context.forget_loaded()
         return Model.from_doc(doc)
 
-    @strawberry.mutation(description="Add a lab that benchmarks and models can name.")
+    @strawberry.mutation(
+        directives=[WRITE], description="Add a lab that benchmarks and models can name."
+    )
     async def create_lab(
         self, info: strawberry.Info[Context], input: SlugAndNameInput, dry_run: DryRun = False
     ) -> Lab:
         doc = await _checked(_editor(info, dry_run).create_lab(_parse(LabFields, input, "input")))
         return Lab(slug=doc["slug"], name=doc["name"])
 
-    @strawberry.mutation(description="Add a category that benchmarks can be filed under.")
+    @strawberry.mutation(
+        directives=[WRITE], description="Add a category that benchmarks can be filed under."
+    )
     async def create_category(
         self, info: strawberry.Info[Context], input: SlugAndNameInput, dry_run: DryRun = False
     ) -> Category:

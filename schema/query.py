@@ -4,6 +4,7 @@ import strawberry
 from strawberry import relay
 
 from api_errors import ApiError, shown
+from editing.inputs import MAX_CATEGORIES
 from resolvers.catalog import BenchmarkOrder, sort_models
 from schema.benchmark import (
     SIBLINGS_WITH_A_BENCHMARK,
@@ -12,6 +13,7 @@ from schema.benchmark import (
     benchmarks_from_docs,
 )
 from schema.context import Context
+from schema.directives import at_most, page_of
 from schema.enums import Kind, Status
 from schema.model import Model
 from schema.pagination import (
@@ -84,7 +86,9 @@ class Query:
         )
         return Benchmark.from_doc(doc, tracked, context, neighbourhood)
 
-    @strawberry.field(description="Benchmarks, filtered and ordered, a page at a time.")
+    @strawberry.field(
+        directives=[page_of()], description="Benchmarks, filtered and ordered, a page at a time."
+    )
     async def benchmarks(
         self,
         info: strawberry.Info[Context],
@@ -108,7 +112,10 @@ class Query:
             total_count=total,
         )
 
-    @strawberry.field(description="Every category, by slug, with how many benchmarks it holds.")
+    @strawberry.field(
+        directives=[at_most(MAX_CATEGORIES)],
+        description="Every category, by slug, with how many benchmarks it holds.",
+    )
     async def categories(self, info: strawberry.Info[Context]) -> list[Category]:
         return [Category.from_doc(doc) for doc in await info.context.store.categories()]
 
@@ -116,7 +123,9 @@ class Query:
     async def model(self, info: strawberry.Info[Context], slug: str) -> Model | None:
         return Model.from_optional_doc(await info.context.loaders.model_by_slug.load(slug))
 
-    @strawberry.field(description="The models we track, by name, a page at a time.")
+    @strawberry.field(
+        directives=[page_of()], description="The models we track, by name, a page at a time."
+    )
     async def models(
         self, info: strawberry.Info[Context], first: int = 20, after: str | None = None
     ) -> Connection[Model]:

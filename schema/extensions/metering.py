@@ -26,20 +26,11 @@ from strawberry.schema.base import BaseSchema
 from strawberry.types import ExecutionResult
 
 from api_errors import ApiError, ErrorCode
-from editing.inputs import MAX_CATEGORIES, MAX_MODEL_CARD_REPORTS, MAX_TRACKS
 from request_limits.cost import REFUSED_COST, ListSizes, query_cost
 from schema.extensions.services import MeterMode, Services, operation_of, services_of
 from schema.pagination import MAX_LIST_SLICE, MAX_PAGE_SIZE
 
-LIST_SIZES = ListSizes(
-    bounded={
-        ("Query", "categories"): MAX_CATEGORIES,
-        ("Benchmark", "tracks"): MAX_TRACKS,
-        ("ModelCardReports", "nodes"): MAX_MODEL_CARD_REPORTS,
-    },
-    max_slice=MAX_LIST_SLICE,
-    max_page=MAX_PAGE_SIZE,
-)
+LIST_SIZES = ListSizes(max_slice=MAX_LIST_SLICE, max_page=MAX_PAGE_SIZE)
 
 
 RATE_LIMIT = "rateLimit"

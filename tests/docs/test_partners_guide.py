@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from graphql import GraphQLList, GraphQLNonNull
 
-from request_limits.cost import SLICING_ARGUMENTS, default_of
+from request_limits.cost import default_of, list_size
 from schema import schema
-from schema.extensions.metering import LIST_SIZES, published_types
+from schema.extensions.metering import published_types
 from server.settings import Settings
 from tests.conftest import live_almanac
 
@@ -54,24 +54,26 @@ def test_example_runs(live_server: dict[str, str], kind: str, code: str) -> None
     assert result.returncode == 0, f"{result.stdout}\n{result.stderr}"
 
 
-def sliced_lists() -> list[tuple[str, str, Any]]:
-    """Every list field of the schema with a `first` or `last` argument, connections aside."""
+def sized_lists() -> list[tuple[str, str, Any, dict[str, Any]]]:
+    """Every list field of the published schema with its `@listSize`, connections aside."""
+    types = published_types(schema)
     found = []
-    for type_name, named in published_types(schema).type_map.items():
+    for type_name, named in types.type_map.items():
         for field_name, field in getattr(named, "fields", {}).items():
             of = field.type.of_type if isinstance(field.type, GraphQLNonNull) else field.type
-            arguments = getattr(field, "args", {})
-            if isinstance(of, GraphQLList) and set(SLICING_ARGUMENTS) & set(arguments):
-                found.append((type_name, field_name, field))
+            sizes = list_size(types, field)
+            if isinstance(of, GraphQLList) and sizes is not None:
+                found.append((type_name, field_name, field, sizes))
     return found
 
 
 def test_the_guide_states_the_real_limits() -> None:
     guide = GUIDE.read_text(encoding="utf-8")
-    for (type_name, field), size in LIST_SIZES.bounded.items():
-        assert f"| `{type_name}.{field}` | {size} |" in guide
-    for type_name, field_name, field in sliced_lists():
-        argument = next(name for name in SLICING_ARGUMENTS if name in field.args)
+    for type_name, field_name, field, sizes in sized_lists():
+        if sizes.get("assumedSize") is not None:
+            assert f"| `{type_name}.{field_name}` | {sizes['assumedSize']} |" in guide
+            continue
+        argument = sizes["slicingArguments"][0]
         default = default_of(field.args[argument])
         assert f"| `{type_name}.{field_name}` | `{argument}` | {default} |" in guide
     settings = Settings()

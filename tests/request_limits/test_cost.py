@@ -3,17 +3,26 @@
 from typing import Any
 
 import pytest
-from graphql import GraphQLInterfaceType, GraphQLList, GraphQLNonNull, GraphQLObjectType, parse
+from graphql import (
+    GraphQLInterfaceType,
+    GraphQLList,
+    GraphQLNonNull,
+    GraphQLObjectType,
+    build_schema,
+    parse,
+)
 
 from api_errors import ApiError
-from request_limits.cost import MUTATION_COST, SLICING_ARGUMENTS, query_cost
+from editing.inputs import MAX_CATEGORIES
+from request_limits.cost import list_size, query_cost
 from schema import schema
 from schema.extensions.metering import LIST_SIZES, published_types
 
 SCHEMA = published_types(schema)
 
 LEADERBOARD = 100  # Benchmark.leaderboard's default `first`
-CATEGORIES = LIST_SIZES.bounded[("Query", "categories")]
+CATEGORIES = MAX_CATEGORIES  # Query.categories' @listSize(assumedSize:)
+WRITE = 10  # a mutation's @cost(weight:)
 
 
 def cost(text: str, operation: str | None = None, **variables: Any) -> int:
@@ -76,7 +85,7 @@ def test_a_slice_out_of_range_is_refused_before_it_runs(text: str) -> None:
 
 
 def test_every_list_of_objects_is_sliced_or_bounded() -> None:
-    """No list can return more objects than its cost counts."""
+    """No list can return more objects than its cost counts: each says its size in the SDL."""
     for type_name, named in SCHEMA.type_map.items():
         if type_name.startswith("__"):
             continue
@@ -87,10 +96,24 @@ def test_every_list_of_objects_is_sliced_or_bounded() -> None:
             item = of.of_type.of_type if isinstance(of.of_type, GraphQLNonNull) else of.of_type
             if not isinstance(item, GraphQLObjectType | GraphQLInterfaceType):
                 continue
-            sliced = bool(set(SLICING_ARGUMENTS) & set(field.args))
+            sizes = list_size(SCHEMA, field) or {}
+            sliced = set(sizes.get("slicingArguments") or ()) & set(field.args)
             in_connection = type_name.endswith("Connection") and field_name in ("nodes", "edges")
-            bounded = (type_name, field_name) in LIST_SIZES.bounded
+            bounded = sizes.get("assumedSize") is not None
             assert sliced or in_connection or bounded, f"{type_name}.{field_name} is unbounded"
+
+
+def test_the_costs_charged_are_the_ones_the_sdl_publishes() -> None:
+    """One source: change a directive in the published SDL and the charge follows."""
+    published = schema.as_str()
+    assert "@listSize(assumedSize: 500)" in published
+    assert "createLab(" in published
+    cheaper = build_schema(
+        published.replace("@listSize(assumedSize: 500)", "@listSize(assumedSize: 7)")
+    )
+    text = "{ categories { slug } }"
+    assert cost(text) == 500
+    assert query_cost(cheaper, parse(text), None, {}, LIST_SIZES) == 7
 
 
 def test_fragments_count_on_their_own_type() -> None:
@@ -119,7 +142,7 @@ def test_only_the_chosen_operation_counts() -> None:
 
 def test_mutations_cost_more_for_their_write() -> None:
     text = 'mutation { createLab(input: {slug: "a", name: "A"}) { slug } }'
-    assert cost(text) == MUTATION_COST + 1
+    assert cost(text) == WRITE
 
 
 def test_introspection_is_free() -> None:
