@@ -8,6 +8,7 @@ benchmark and `read_on` date form one read. The README documents both.
 import csv
 import io
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,10 +38,12 @@ Dataset = dict[str, Any]
 
 
 def read_dataset(path: Path) -> Dataset:
-    """The dataset in a `.json` or `.csv` file; `InvalidInput` if its shape is wrong."""
+    """The dataset in a `.json`, `.ndjson` or `.csv` file; `InvalidInput` if its shape is wrong."""
     text = path.read_text(encoding="utf-8-sig")
     if path.suffix.lower() == ".csv":
         return dataset_from_csv(text)
+    if path.suffix.lower() == ".ndjson":
+        return dataset_from_lines(text)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:
@@ -103,6 +106,35 @@ def dataset_from_csv(text: str) -> Dataset:
             }
         )
     return {"format": FORMAT, "benchmarks": list(benchmarks.values())}
+
+
+def dataset_lines(dataset: Dataset) -> Iterator[Dataset]:
+    """The dataset as NDJSON's lines, each a dataset of its own: the format, provenance and site
+    figures first, then one line per lab, category, model and benchmark, in the file's order."""
+    yield {key: dataset[key] for key in ("format", "provenance", "site") if key in dataset}
+    for section in ("labs", "categories", "models", "benchmarks"):
+        for item in dataset.get(section, []):
+            yield {section: [item]}
+
+
+def dataset_from_lines(text: str) -> Dataset:
+    """The dataset NDJSON lines hold together (what `dataset_lines` writes)."""
+    merged: Dataset = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            part = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise InvalidInput.at(("line", number), f"not valid JSON: {error.msg}") from error
+        if not isinstance(part, dict):
+            raise InvalidInput.at(("line", number), "expected a JSON object")
+        for key, value in part.items():
+            if key in ("labs", "categories", "models", "benchmarks") and isinstance(value, list):
+                merged.setdefault(key, []).extend(value)
+            else:
+                merged[key] = value
+    return checked_dataset(merged)
 
 
 async def export_dataset(store: Store) -> Dataset:

@@ -79,6 +79,7 @@ def create_app(settings: Settings, store: Store | None = None) -> Starlette:
             Route("/schema.graphql", published_schema),
             Route("/benchmarks/{slug}.{format}", downloads.leaderboard),
             Route("/models/{slug}.csv", downloads.standings),
+            Route("/export.ndjson", downloads.export),
             Route(
                 "/graphiql/{name}",
                 GZipMiddleware(request_response(asset_endpoint(settings.graphiql_packages))),

@@ -1,5 +1,5 @@
 """Downloads of exactly what a page shows: a benchmark's leaderboard (CSV or JSON) and a model's
-results (CSV).
+results (CSV); and the whole dataset, streamed as NDJSON in the import format.
 
 Each is answered by the schema, from a document a client could send itself (`LEADERBOARD`,
 `STANDINGS`), so the rules are the page's: best score per model, the order, the ranks, the
@@ -9,23 +9,25 @@ strong ETag (a digest of its bytes): a client that holds it gets a 304.
 
 import csv
 import io
+import secrets
 from collections.abc import Awaitable, Callable
 from functools import cache
 from typing import Any
 
 from graphql import DocumentNode, parse
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import Response, StreamingResponse
 
 from api_errors import ApiError
+from editing.dataset import dataset_lines, export_dataset
 from request_limits.budgets import Allowance
-from request_limits.cost import query_cost
+from request_limits.cost import REFUSED_COST, query_cost
 from schema import Identity, new_context, schema
 from schema.extensions.metering import LIST_SIZES, published_types
 from schema.json import digest, encode_json
 from server.client_budgets import ClientBudgets, rate_limit_headers, throttled_error
 from server.errors import refusal_response
-from server.http_caching import cache_control, conditional, entity_tag
+from server.http_caching import cache_control, conditional, entity_tag, matches
 
 LEADERBOARD = """
 query Leaderboard($slug: String!, $first: Int!) {
@@ -81,6 +83,10 @@ STANDINGS_COLUMNS = (
 )
 CSV = "text/csv; charset=utf-8"
 JSON = "application/json"
+NDJSON = "application/x-ndjson"
+EXPORTED = ("labs", "categories", "models", "benchmarks")
+PROCESS = secrets.token_hex(4)
+"""This process, in the export's ETag: its data version counts from 0 at each start."""
 
 
 class Downloads:
@@ -151,6 +157,36 @@ class Downloads:
                 after = page["pageInfo"]["endCursor"]
 
         return await self.answer(request, make, f"{slug}.csv", CSV)
+
+    async def export(self, request: Request) -> Response:
+        """`/export.ndjson`: everything, in the import format, one item a line, streamed. Its
+        ETag names the data's version in this process: a client holding it gets a 304."""
+        identity = None
+        try:
+            identity = await self.clients.identify(request)
+        except ApiError as refusal:
+            return await self.clients.refused(request, identity, refusal)
+        store = request.app.state.store
+        version = store.version.current
+        etag = f'"export-{PROCESS}-{version}"' if version is not None else None
+        if etag is not None and matches(request.headers.get("if-none-match"), etag):
+            allowance = await self.clients.charge(request, identity, REFUSED_COST)
+            return Response(
+                status_code=304, headers={**rate_limit_headers(allowance), "ETag": etag}
+            )
+        dataset = await export_dataset(store)
+        cost = 1 + sum(len(dataset[section]) for section in EXPORTED)  # each item an object
+        allowance = await self.clients.charge(request, identity, cost)
+        if not allowance.allowed:
+            return self.throttled(cost, allowance)
+        headers = {
+            **rate_limit_headers(allowance),
+            "Cache-Control": cache_control(identity is None, 0),
+            "Content-Disposition": 'attachment; filename="almanac.ndjson"',
+            **({"ETag": etag} if etag is not None else {}),
+        }
+        lines = (encode_json(line) + b"\n" for line in dataset_lines(dataset))
+        return StreamingResponse(lines, 200, headers, NDJSON)
 
     async def answer(
         self,

@@ -21,6 +21,7 @@ LINKS = {
     "leaderboardDownload": "/benchmarks/{slug}.csv",
     "leaderboardJson": "/benchmarks/{slug}.json",
     "modelDownload": "/models/{slug}.csv",
+    "export": "/export.ndjson",
     "health": "/healthz",
     "ready": "/readyz",
 }
@@ -46,7 +47,8 @@ code{{background:#f3f3f3;padding:0 .2em}}</style></head>
   almanac current.</li>
 <li>Downloads of what a page shows: <code>/benchmarks/{{slug}}.csv</code> (or <code>.json</code>),
   e.g. <a href="/benchmarks/{example}.csv">/benchmarks/{example}.csv</a>, and
-  <code>/models/{{slug}}.csv</code>.</li>
+  <code>/models/{{slug}}.csv</code>; everything, in the import format:
+  <a href="/export.ndjson">/export.ndjson</a>.</li>
 </ul>
 </body>
 </html>

@@ -3,14 +3,20 @@ and a charge like the API's."""
 
 import csv
 import io
+import json
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import httpx
 
+from editing.changes import Stamp
+from editing.dataset import dataset_from_lines, export_dataset, read_dataset
+from editing.importer import import_dataset
 from server.app import create_app
 from server.settings import Settings
 from store.queries import Store
-from tests.conftest import GraphQLClient, http_client
+from tests.conftest import GraphQLClient, empty_store, http_client
 from tests.http.test_leaderboard_reads import GENERAL, record, row
 
 PAGE = """
@@ -147,3 +153,38 @@ async def test_a_spent_budget_throttles_downloads_too(store: Store) -> None:
     assert throttled.status_code == 429
     assert throttled.json()["errors"][0]["extensions"]["code"] == "THROTTLED"
     assert int(throttled.headers["retry-after"]) > 0
+
+
+async def test_the_whole_dataset_streams_as_ndjson_in_the_import_format(
+    client: httpx.AsyncClient, store: Store, tmp_path: Path
+) -> None:
+    response = await client.get("/export.ndjson")
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "application/x-ndjson"
+    lines = response.text.splitlines()
+    assert json.loads(lines[0])["format"] == "benchmark-almanac/1"
+    exported = await export_dataset(store)
+    items = sum(len(exported[s]) for s in ("labs", "categories", "models", "benchmarks"))
+    assert len(lines) == 1 + items  # one item a line
+    assert dataset_from_lines(response.text) == exported
+    # It imports as any file does: into an empty store, it gives the same almanac.
+    path = tmp_path / "almanac.ndjson"
+    path.write_text(response.text, encoding="utf-8")
+    fresh = await empty_store("sqlite", tmp_path / "fresh")
+    await import_dataset(fresh, read_dataset(path), Stamp("test", datetime.now(UTC)))
+    assert await export_dataset(fresh) == exported
+    await fresh.close()
+
+
+async def test_the_export_is_charged_per_item_and_revalidates(
+    client: httpx.AsyncClient, store: Store
+) -> None:
+    first = await client.get("/export.ndjson")
+    items = len(first.text.splitlines()) - 1
+    second = await client.get("/export.ndjson", headers={"If-None-Match": first.headers["etag"]})
+    assert second.status_code == 304
+    spent = int(first.headers["ratelimit-remaining"]) - int(second.headers["ratelimit-remaining"])
+    assert spent == 1  # a 304 is charged as a refusal
+    third = await client.get("/export.ndjson")
+    spent = int(second.headers["ratelimit-remaining"]) - int(third.headers["ratelimit-remaining"])
+    assert spent == 1 + items
