@@ -157,7 +157,7 @@ def _removal_problems(
             ("entries",),
             f"leaves out {len(removed)} rows of the current leaderboard ({named}{more}): send "
             "every row the source shows, or say it dropped them (`allowRemovals`; `allow_removals` "
-            "in a file)",
+            "in a file; `almanac import --allow-removals`)",
         )
     ]
 

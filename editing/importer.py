@@ -29,6 +29,10 @@ from editing.inputs import (
     parse,
 )
 from editing.workspace import BATCH_SIZE, ImportWorkspace, MovedOn, rank_tracked_models
+from resolvers import leaderboard as rules
+from resolvers.history import read_changes
+from resolvers.tracking import TrackedModels
+from store.documents import BenchmarkDoc
 from store.queries import PROVENANCE_ID, SITE_FIGURES_ID, Collection, Store
 from store.seed import load_bundled_dataset
 
@@ -41,6 +45,8 @@ class Outcome:
     key: str
     result: Result
     reason: str | None = None
+    changes: str | None = None
+    """What a benchmark's new reads change: rows, and leaders before and after."""
 
 
 @dataclass
@@ -138,11 +144,14 @@ async def import_dataset(
                 reads.append(parse(ReadFields, raw, today=today))
             except InvalidInput as error:
                 raise _by_line(error.within(("reads", position)), raw_reads) from error
+        before: BenchmarkDoc | None = await workspace.load(Collection.BENCHMARKS, slug)
         try:
-            _, result = await editor.put_benchmark(slug, fields, reads)
+            after, result = await editor.put_benchmark(slug, fields, reads)
         except InvalidInput as error:
             raise _by_line(error, raw_reads) from error
-        outcome = Outcome("benchmarks", slug, result)
+        tracked = await workspace.tracked(())
+        changes = leaderboard_changes(before, after, tracked) if reads else None
+        outcome = Outcome("benchmarks", slug, result, changes=changes)
         if result == "unchanged" or dry_run:
             summary.outcomes.append(outcome)
         else:
@@ -191,6 +200,32 @@ async def _each(
         summary.outcomes.append(
             Outcome(section, str(key or f"{section}[{index}]"), "rejected", _reason(error))
         )
+
+
+def leaderboard_changes(
+    before: BenchmarkDoc | None, after: BenchmarkDoc, tracked: TrackedModels
+) -> str | None:
+    """`+1 -0 ~2 rows; leader A (90.0) → B (91.5); tracked leader ...`: what the import's reads
+    did to the current leaderboard, as a dry run of a mutation says it (None if nothing)."""
+    old = before["entries"] if before is not None else []
+    changes = read_changes(old, after["entries"], tracked)
+    if not (changes.added or changes.removed or changes.changed):
+        return None
+    higher = after["metric"]["higher_is_better"]
+    rows_before = rules.leaderboard(old, higher_is_better=higher, tracked=tracked)
+    rows_after = rules.leaderboard(after["entries"], higher_is_better=higher, tracked=tracked)
+
+    def moved(name: str, pick: Callable[[list[rules.Row]], rules.Row | None]) -> str:
+        then, now = (pick(rows) for rows in (rows_before, rows_after))
+        shown = [
+            f"{row.model_name} ({row.entry['score']:g})" if row else "none" for row in (then, now)
+        ]
+        return f"{name} {shown[0]}" if shown[0] == shown[1] else f"{name} {shown[0]} → {shown[1]}"
+
+    counts = f"+{len(changes.added)} -{len(changes.removed)} ~{len(changes.changed)} rows"
+    return "; ".join(
+        (counts, moved("leader", rules.leader), moved("tracked leader", rules.tracked_leader))
+    )
 
 
 def _split(item: dict[str, Any], fields_model: type[Any], stamp: Stamp) -> tuple[str, Any]:

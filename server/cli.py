@@ -231,8 +231,10 @@ def import_file(file: Path, dry_run: bool, allow_removals: bool, by: str) -> Non
     summary = run_on_database(work)
     for outcome in summary.outcomes:
         if outcome.result != "unchanged":
-            reason = f": {outcome.reason}" if outcome.reason else ""
-            click.echo(f"{outcome.result:9} {outcome.section} {outcome.key}{reason}")
+            said = outcome.reason or outcome.changes
+            click.echo(
+                f"{outcome.result:9} {outcome.section} {outcome.key}{': ' + said if said else ''}"
+            )
     verb = "Would import (dry run, nothing written)" if dry_run else "Imported"
     click.echo(f"{verb}: {summary.describe()}.")
     if summary.rejected:

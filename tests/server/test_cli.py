@@ -221,6 +221,28 @@ def test_an_import_with_rejected_rows_says_why_and_fails(database: Store, tmp_pa
     )
 
 
+def test_an_import_says_what_each_read_changes(database: Store, tmp_path: Path) -> None:
+    """As a dry-run mutation does: rows added, removed and changed, and the leaders."""
+    run("import", str(write_bundled(tmp_path)))
+    rows = tmp_path / "rows.csv"
+    rows.write_text(
+        "benchmark,read_on,model_name,setting,score\n"
+        "code-interpreter-benchmark-general,2026-11-20,Qwen-14B-Chat,version 20231206,99\n"
+        "code-interpreter-benchmark-general,2026-11-20,New Model,v1,10\n",
+        encoding="utf-8",
+    )
+    refused = run("import", str(rows), "--dry-run")
+    assert refused.exit_code == 1
+    assert "leaves out 9 rows of the current leaderboard ('GPT-4" in refused.stdout
+    dry = run("import", str(rows), "--dry-run", "--allow-removals")
+    assert dry.exit_code == 0, dry.output
+    assert (
+        "updated   benchmarks code-interpreter-benchmark-general: +1 -9 ~1 rows; "
+        "leader GPT-4 (snapshot unspecified) (82.8) → Qwen-14B (99); "
+        "tracked leader Qwen-14B (65.5) → Qwen-14B (99)"
+    ) in dry.stdout
+
+
 def test_a_file_that_is_not_the_format_is_refused(database: Store, tmp_path: Path) -> None:
     for name, text, message in (
         ("a.json", "{nope", "not valid JSON (line 1, column 2)"),
