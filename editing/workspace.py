@@ -24,9 +24,6 @@ BATCH_SIZE = 200
 
 class Workspace(Protocol):
     store: Store
-    staged: bool
-    """True when writes land later (`ImportWorkspace`): a change is then made once, not
-    retried, and a write that finds its document moved on is reported when it lands."""
 
     async def catalog(self) -> Catalog: ...
     async def tracked(self, entries: Iterable[Any]) -> TrackedModels:
@@ -43,8 +40,6 @@ class Workspace(Protocol):
 
 
 class LiveWorkspace:
-    staged = False
-
     def __init__(self, store: Store) -> None:
         self.store = store
 
@@ -117,7 +112,6 @@ class ImportWorkspace:
     """The name and alias keys of every model created or changed."""
     pending: list[Write] = field(default_factory=list)
     tracked_models: TrackedModels | None = None  # the tracked models by key, until one changes
-    staged = True
 
     @classmethod
     async def of(cls, store: Store, benchmarks: list[str], dry_run: bool) -> "ImportWorkspace":

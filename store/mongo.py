@@ -353,8 +353,3 @@ def _taken(error: BulkWriteError) -> dict[str, Any]:
     errors = (error.details or {}).get("writeErrors") or [{}]
     taken: dict[str, Any] = errors[0].get("keyValue") or {}
     return taken
-
-
-def _without_id(doc: dict[str, Any]) -> Any:
-    doc.pop("_id", None)
-    return doc
