@@ -41,7 +41,14 @@ return {allowed, tostring(level)}
 
 
 class RedisBudgets:
-    def __init__(self, redis: Redis, prefix: str, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        redis: Redis,
+        prefix: str,
+        clock: Callable[[], float] = time.time,
+        on_failure: Callable[[], None] = lambda: None,
+    ) -> None:
+        self.on_failure = on_failure
         self.redis = redis
         self.prefix = prefix
         self.clock = clock
@@ -61,6 +68,7 @@ class RedisBudgets:
             )
         except RedisError as error:
             log.warning("Redis failed (%s); metering this request in this process only", error)
+            self.on_failure()
             return await self.fallback.take(bucket, cost, policy)
         return Allowance(allowed=bool(allowed), cost=cost, policy=policy, level=float(level))
 

@@ -6,7 +6,9 @@ import gc
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
+from prometheus_client import start_http_server
 from redis.asyncio import Redis
 from starlette.applications import Starlette
 from starlette.datastructures import Headers
@@ -30,6 +32,17 @@ from server.errors import http_error
 from server.front_door import front_door, guide
 from server.graphiql import asset_endpoint
 from server.graphql_view import AlmanacGraphQL, SharedServices
+from server.logs import RequestIds
+from server.metrics import (
+    BUDGET_FAILURES,
+    Operations,
+    RequestMetrics,
+    metrics,
+    registry,
+    timed_store,
+    watch_data_version,
+    watch_kept_answers,
+)
 from server.persisted_queries import (
     LocalDocuments,
     PersistedQueries,
@@ -44,6 +57,8 @@ from store.queries import Store
 log = logging.getLogger("almanac")
 
 READY_TIMEOUT_SECONDS = 2.0
+# The site's own documents, whose operations the metrics name (in a checkout; see server.metrics).
+CONTRACT = Path(__file__).parents[1] / "contract"
 EMBEDDED_ADMIN_KEY_NAME = "embedded-admin"
 ADMIN_KEY_FILE = "admin-key"
 
@@ -54,11 +69,23 @@ def create_app(settings: Settings, store: Store | None = None) -> Starlette:
     services = shared_services(settings)
     downloads = Downloads(ClientBudgets(settings, services.budgets))
 
+    def observed(opened: Store) -> None:
+        timed_store(opened)
+        watch_data_version(opened)
+        answers = services.graphql.answers
+        watch_kept_answers(lambda: answers.bytes_held if answers is not None else 0)
+
+    if store is not None:
+        observed(store)
+
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         if store is None:
             app.state.store = await open_store(settings)
+            observed(app.state.store)
         opened: Store = app.state.store
+        if settings.metrics and settings.metrics_port is not None:
+            start_http_server(settings.metrics_port, registry=registry())
         following = asyncio.create_task(opened.follow_changes())
         # What start-up made (modules, the schema, settings) lives as long as the process: out
         # of the collector's sight, a full collection takes some 15 ms instead of 75.
@@ -86,8 +113,19 @@ def create_app(settings: Settings, store: Store | None = None) -> Starlette:
             ),
             Route("/healthz", healthz),
             Route("/readyz", readyz),
+            *(
+                [Route("/metrics", metrics)]
+                if settings.metrics and not settings.metrics_port
+                else []
+            ),
         ],
-        middleware=cors(settings),
+        middleware=[
+            Middleware(RequestIds),
+            Middleware(
+                RequestMetrics, operations=Operations.of_site(services.persisted.trusted, CONTRACT)
+            ),
+            *cors(settings),
+        ],
         lifespan=lifespan,
     )
     app.state.store = store
@@ -104,10 +142,8 @@ def shared_services(settings: Settings) -> SharedServices:
     else:
         redis = Redis.from_url(settings.redis_url)
         documents = RedisDocuments(redis, settings.redis_key_prefix)
-        budgets = RedisBudgets(redis, settings.redis_key_prefix)
-    trusted = (
-        load_trusted_documents(settings.trusted_documents) if settings.trusted_documents else None
-    )
+        budgets = RedisBudgets(redis, settings.redis_key_prefix, on_failure=BUDGET_FAILURES.inc)
+    trusted = trusted_of(settings)
     graphql = Services.create(
         settings.document_limits,
         settings.max_query_cost,
@@ -116,6 +152,13 @@ def shared_services(settings: Settings) -> SharedServices:
         answer_cache_bytes=settings.response_cache_bytes,
     )
     return SharedServices(graphql, budgets, PersistedQueries(documents, trusted))
+
+
+def trusted_of(settings: Settings) -> dict[str, str] | None:
+    """The trusted documents' manifest, if one is configured."""
+    if settings.trusted_documents is None:
+        return None
+    return load_trusted_documents(settings.trusted_documents)
 
 
 def cors(settings: Settings) -> list[Middleware]:

@@ -23,6 +23,7 @@ from request_limits.budgets import BucketPolicy
 from schema.stability import breaking_changes, document_problems, published_sdl
 from server.api_keys import SCOPES, create_key, revoke_key, set_budget
 from server.http_protocol import GuardedHttpToolsProtocol, raise_descriptor_limit
+from server.logs import log_config
 from server.persisted_queries import trusted_manifest
 from server.settings import Settings
 from store.client import connect, prepare
@@ -59,6 +60,8 @@ def serve(host: str, port: int, workers: int) -> None:
         port=port,
         workers=workers,
         log_level=settings.log_level,
+        log_config=log_config(settings),
+        access_log=False,  # server.logs writes one richer line per request
         proxy_headers=True,
         http=GuardedHttpToolsProtocol,
         timeout_keep_alive=settings.keep_alive_timeout_seconds,

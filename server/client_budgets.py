@@ -13,6 +13,7 @@ from request_limits.cost import REFUSED_COST
 from schema import Identity
 from server.api_keys import InvalidCredentials, authenticate
 from server.errors import refusal_response
+from server.metrics import COST, THROTTLED
 from server.settings import Settings
 
 
@@ -40,7 +41,12 @@ class ClientBudgets:
         else:
             address = request.client.host if request.client else "unknown"
             bucket, policy = f"address:{address}", self.settings.anonymous_budget
-        return await self.budgets.take(bucket, cost, policy)
+        allowance = await self.budgets.take(bucket, cost, policy)
+        if allowance.allowed:
+            COST.inc(cost)
+        else:
+            THROTTLED.inc()
+        return allowance
 
     async def refused(
         self, request: Request, identity: Identity | None, refusal: ApiError

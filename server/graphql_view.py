@@ -19,6 +19,7 @@ from typing import Any
 
 import orjson
 from cross_web import AsyncHTTPRequestAdapter, HTTPException
+from graphql import DocumentNode, get_operation_ast
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
@@ -41,7 +42,8 @@ from server.client_budgets import ClientBudgets, rate_limit_headers, throttled_e
 from server.graphiql import graphiql_page
 from server.graphql_request import GRAPHQL_RESPONSE, read_requests, response_media_type
 from server.http_caching import cache_control, conditional, entity_tag
-from server.persisted_queries import PersistedQueries
+from server.metrics import KEPT_ANSWERS, PERSISTED_QUERIES
+from server.persisted_queries import Found, PersistedQueries
 from server.settings import Settings
 
 
@@ -69,6 +71,10 @@ class Exchange:
     timed_out: bool = False
     digest: str | None = None
     """Of the kept answer it got, if it got one: its ETag, known already."""
+    # What the request's log line and metrics say of it (server.logs, server.metrics).
+    operation: str | None = None
+    cost: int | None = None
+    code: str | None = None
 
 
 class AlmanacGraphQL(GraphQL[Context, None]):
@@ -143,6 +149,8 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         assert meter is not None
         batched = isinstance(request_data, list)
         batch = request_data if isinstance(request_data, list) else [request_data]
+        if batched:
+            request.state.exchange.operation = "batch"
         if batched:
             if len(batch) > self.settings.max_batch:
                 raise ApiError(
@@ -270,11 +278,12 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         if isinstance(request_data, list) or meter is None:
             return None
         try:
-            await self.operation_text(context, request_data)
+            _, found = await self.operation_text(context, request_data)
         except ApiError:
             return None  # The pipeline refuses it, and says why.
         if (result := await self.kept(context, meter)) is None:
-            return None
+            return None  # Counted when the request runs (`answer`).
+        _count(found, kept=True)
         result = await self.settled(meter, 0, result, request_data.variables)
         sub_response = await self.get_sub_response(request)
         self.set_status(request, sub_response, meter, [result], batched=False)
@@ -287,30 +296,67 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         meter = context.meter
         assert meter is not None
         try:
-            text = await self.operation_text(context, request_data)
+            text, found = await self.operation_text(context, request_data)
         except ApiError as refusal:
+            if refusal.code == ErrorCode.PERSISTED_QUERY_NOT_FOUND:
+                PERSISTED_QUERIES.labels("miss").inc()
             return _failed(refusal)
-        if meter.mode is not MeterMode.PRICE and (kept := await self.kept(context, meter)):
+        if meter.mode is MeterMode.PRICE:
+            return await self.run_pipeline(request, method, context, request_data, text)
+        kept = await self.kept(context, meter)
+        _count(found, kept=kept is not None)
+        if kept is not None:
             return kept
-        async with asyncio.timeout_at(request.state.exchange.deadline):
-            return await self.schema.execute(
-                text,
-                variable_values=request_data.variables,
-                context_value=context,
-                operation_name=request_data.operation_name,
-                allowed_operation_types=OperationType.from_http(method),  # type: ignore[arg-type]
-            )
+        return await self.run_pipeline(request, method, context, request_data, text)
 
-    async def operation_text(self, context: Context, request_data: GraphQLRequestData) -> str:
-        """The operation's text (sent, or persisted), which also names it in the context."""
+    async def run_pipeline(
+        self,
+        request: Request,
+        method: str,
+        context: Context,
+        request_data: GraphQLRequestData,
+        text: str,
+    ) -> ExecutionResult:
+        """The operation run through Strawberry's pipeline, under the request's deadline."""
+        exchange: Exchange = request.state.exchange
+        try:
+            async with asyncio.timeout_at(exchange.deadline):
+                return await self.schema.execute(
+                    text,
+                    variable_values=request_data.variables,
+                    context_value=context,
+                    operation_name=request_data.operation_name,
+                    allowed_operation_types=OperationType.from_http(method),  # type: ignore[arg-type]
+                )
+        finally:
+            if exchange.operation is None:  # Parsed now: its name is known.
+                exchange.operation = self.operation_named(text)
+
+    async def operation_text(
+        self, context: Context, request_data: GraphQLRequestData
+    ) -> tuple[str, Found]:
+        """The operation's text (sent, or persisted) and how it was found; it also names the
+        operation in the context."""
         identity = context.identity
-        text = await self.services.persisted.document_text(
+        text, found = await self.services.persisted.document_text(
             request_data.query,
             request_data.extensions,
             may_run_any=identity is not None and identity.is_admin,
         )
         context.operation = operation_key(text, request_data.operation_name, request_data.variables)
-        return text
+        exchange: Exchange = context.request.state.exchange
+        if exchange.operation != "batch":
+            exchange.operation = request_data.operation_name or self.operation_named(text)
+        return text, found
+
+    def operation_named(self, text: str) -> str | None:
+        """The name of the document's one operation, if it was parsed before (for the logs
+        and metrics: a request need not send `operationName`)."""
+        known = self.services.graphql.documents.get(text)
+        if known is None or not isinstance(known.parsed, DocumentNode):
+            return None
+        operation = get_operation_ast(known.parsed)
+        return operation.name.value if operation is not None and operation.name else None
 
     async def kept(self, context: Context, meter: Meter) -> ExecutionResult | None:
         """The answer kept for the context's operation on this data, paid for; else None."""
@@ -348,6 +394,11 @@ class AlmanacGraphQL(GraphQL[Context, None]):
     ) -> None:
         """The response's status, media type and headers, from its operations' outcomes."""
         exchange: Exchange = request.state.exchange
+        exchange.cost = sum(meter.costs)
+        exchange.code = next(
+            (e.extensions.get("code") for r in results for e in r.errors or () if e.extensions),
+            None,
+        )
         response.media_type = exchange.media_type
         allowance = meter.allowance
         headers = rate_limit_headers(allowance) if allowance is not None else {}
@@ -369,6 +420,13 @@ class AlmanacGraphQL(GraphQL[Context, None]):
             headers["cache-control"] = cache_control(public, self.settings.cache_max_age_seconds)
             headers["vary"] = "Accept, Accept-Encoding, Authorization"
         response.raw_headers = [(name.encode(), value.encode()) for name, value in headers.items()]
+
+
+def _count(found: Found, *, kept: bool) -> None:
+    """An operation's lookups, in the metrics: its persisted query, its kept answer."""
+    if found in ("hit", "registered"):
+        PERSISTED_QUERIES.labels(found).inc()
+    KEPT_ANSWERS.labels("hit" if kept else "miss").inc()
 
 
 def _failed(error: ApiError) -> ExecutionResult:

@@ -15,7 +15,7 @@ import hashlib
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import orjson
 from redis.asyncio import Redis
@@ -25,6 +25,10 @@ from api_errors import ApiError, ErrorCode
 from request_limits.bounded_cache import BoundedCache
 
 REDIS_DOCUMENT_SECONDS = 30 * 24 * 3600
+
+Found = Literal["sent", "hit", "registered", "trusted"]
+"""How a document was found: sent as text, by a known hash, registered with its hash now, or
+in the trusted documents."""
 
 
 def sha256_hex(text: str) -> str:
@@ -95,29 +99,29 @@ class PersistedQueries:
         query: str | None,
         extensions: dict[str, Any] | None,
         may_run_any: bool,
-    ) -> str:
-        """The document to run, from the request's text or hash."""
+    ) -> tuple[str, Found]:
+        """The document to run, from the request's text or hash, and how it was found."""
         sha256 = requested_hash(extensions)
         if self.trusted is not None and not may_run_any:
-            return self._trusted_text(query, sha256)
+            return self._trusted_text(query, sha256), "trusted"
         if sha256 is None:
             if query is None:
                 raise ApiError("No GraphQL query found in the request: send `query`.", status=400)
-            return query
+            return query, "sent"
         if query is None:
             if (known := await self.documents.get(sha256)) is None:
                 raise ApiError(
                     "PersistedQueryNotFound: send the query text with this hash once.",
                     code=ErrorCode.PERSISTED_QUERY_NOT_FOUND,
                 )
-            return known
+            return known, "hit"
         if sha256_hex(query) != sha256:
             raise ApiError(
                 "The persisted query's sha256Hash is not the SHA-256 of the query sent with it.",
                 code=ErrorCode.PERSISTED_QUERY_HASH_MISMATCH,
             )
         await self.documents.put(sha256, query)
-        return query
+        return query, "registered"
 
     def _trusted_text(self, query: str | None, sha256: str | None) -> str:
         assert self.trusted is not None

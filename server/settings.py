@@ -2,7 +2,7 @@
 
 import os
 from pathlib import Path
-from typing import Annotated, Self
+from typing import Annotated, Literal, Self
 
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -66,7 +66,20 @@ class Settings(BaseSettings):
         description="Budgets kept in this process (without Redis), some 330 bytes each; the "
         "least recently used is forgotten first, and starts full again.",
     )
-    log_level: str = Field(default="info", description="Log level of the server.")
+    log_level: Literal["critical", "error", "warning", "info", "debug"] = Field(
+        default="info", description="Log level of the server."
+    )
+    log_format: Literal["text", "json"] = Field(
+        default="text",
+        description="`json`: one JSON object a line (for a log pipeline); `text`: for people.",
+    )
+    metrics: bool = Field(default=True, description="Serve Prometheus metrics at /metrics.")
+    metrics_port: int | None = Field(
+        default=None,
+        ge=1,
+        le=65535,
+        description="Serve /metrics on this port of its own instead of the API's.",
+    )
 
     # Limits, refused before execution (docs/partners.md explains them to clients).
     max_query_cost: int = Field(default=5_000, gt=0, description="Most points one request costs.")

@@ -2,6 +2,7 @@
 
 import asyncio
 import logging
+import time
 from typing import Any
 
 log = logging.getLogger("almanac.store")
@@ -19,6 +20,8 @@ class DataVersion:
     def __init__(self, *, known: bool) -> None:
         self.known = known
         self._count = 0
+        self.changed_at = time.monotonic()
+        """When it last moved (the clock of `time.monotonic`)."""
 
     @property
     def current(self) -> int | None:
@@ -26,6 +29,7 @@ class DataVersion:
 
     def bump(self) -> None:
         self._count += 1
+        self.changed_at = time.monotonic()
 
 
 async def follow_changes(db: Any, version: DataVersion) -> None:

@@ -1,0 +1,126 @@
+"""The server's logs: one line per request, with its request ID, as text for people or as JSON
+(`ALMANAC_LOG_FORMAT=json`); every other line carries the request ID of the request it is about.
+
+`RequestIds` (ASGI middleware) takes the request's `X-Request-ID` (or makes one), returns it in
+the response, keeps it in a context variable for every log line written meanwhile, and logs the
+request when it is answered: method, path, status, duration, operation, cost, code, API key name
+(never the key) and client address.
+"""
+
+import contextvars
+import logging
+import re
+import time
+import uuid
+from typing import Any
+
+from starlette.datastructures import MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from server.settings import Settings
+
+REQUEST_ID_HEADER = "x-request-id"
+# A client's own ID is kept when it is short and plain; anything else is replaced.
+CLIENT_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+
+request_id: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
+requests = logging.getLogger("almanac.requests")
+
+TEXT_FORMAT = "%(levelname)s:     %(name)s: %(message)s [request %(request_id)s]"
+JSON_FIELDS = "%(asctime)s %(levelname)s %(name)s %(message)s %(request_id)s"
+
+
+class WithRequestId(logging.Filter):
+    """Every line says which request it is about ("-" for none)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not hasattr(record, "request_id"):
+            record.request_id = request_id.get()
+        return True
+
+
+def log_config(settings: Settings) -> dict[str, Any]:
+    """Logging for `almanac serve` (Uvicorn's `log_config`): Uvicorn's own lines and the
+    almanac's, in the configured format; Uvicorn's access log is replaced by `RequestIds`'."""
+    formatter: dict[str, Any] = (
+        {"()": "pythonjsonlogger.json.JsonFormatter", "format": JSON_FIELDS}
+        if settings.log_format == "json"
+        else {"format": TEXT_FORMAT}
+    )
+    level = settings.log_level.upper()
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "filters": {"request_id": {"()": WithRequestId}},
+        "formatters": {"main": formatter},
+        "handlers": {
+            "main": {
+                "class": "logging.StreamHandler",
+                "formatter": "main",
+                "filters": ["request_id"],
+                "stream": "ext://sys.stderr",
+            }
+        },
+        "loggers": {
+            "uvicorn": {"handlers": ["main"], "level": level, "propagate": False},
+            "uvicorn.access": {"handlers": [], "level": "WARNING", "propagate": False},
+            "almanac": {"handlers": ["main"], "level": level, "propagate": False},
+        },
+    }
+
+
+class RequestIds:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        given = _header(scope, REQUEST_ID_HEADER.encode())
+        ident = given if given and CLIENT_REQUEST_ID.match(given) else uuid.uuid4().hex
+        token = request_id.set(ident)
+        began = time.perf_counter()
+        status = 500
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                MutableHeaders(scope=message)[REQUEST_ID_HEADER] = ident
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_id)
+        finally:
+            fields = _fields(scope, status, time.perf_counter() - began)
+            requests.info(LINE, *fields.values(), extra={**fields, "request_id": ident})
+            request_id.reset(token)
+
+
+LINE = "%s %s %s %.1fms operation=%s cost=%s code=%s key=%s client=%s"
+"""The request's line as text: its fields, in `_fields`' order."""
+
+
+def _fields(scope: Scope, status: int, seconds: float) -> dict[str, Any]:
+    exchange = scope.get("state", {}).get("exchange")
+    identity = getattr(exchange, "identity", None)
+    client = scope.get("client")
+    return {
+        "method": scope["method"],
+        "path": scope["path"],
+        "status": status,
+        "duration_ms": round(seconds * 1000, 1),
+        "operation": getattr(exchange, "operation", None) or "-",
+        "cost": getattr(exchange, "cost", None),
+        "code": getattr(exchange, "code", None) or "-",
+        "key": identity.name if identity is not None else "-",
+        "client": client[0] if client else "-",
+    }
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope["headers"]:
+        if key == name:
+            return str(value.decode("latin-1"))
+    return None

@@ -1,0 +1,173 @@
+"""Prometheus metrics (prometheus-client), served at `/metrics`, or on a port of their own
+(`ALMANAC_METRICS_PORT`), or not at all (`ALMANAC_METRICS=false`).
+
+With several workers on one host, set `PROMETHEUS_MULTIPROC_DIR` (prometheus-client's
+multiprocess mode): each worker writes there, and `/metrics` sums them.
+
+Labels stay few: an operation is named only if it is one of the site's own documents (the
+trusted documents, or `contract/`), else `other` (`anonymous` without a name, `batch` for a
+batch); codes are the API's error codes (a fixed list), statuses HTTP's.
+"""
+
+import inspect
+import os
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from functools import wraps
+from pathlib import Path
+from typing import Any
+
+from graphql import OperationDefinitionNode, parse
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+    multiprocess,
+)
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from store.queries import Store
+
+REQUESTS = Counter("almanac_requests", "Requests answered.", ["operation", "code", "status"])
+LATENCY = Histogram(
+    "almanac_request_seconds",
+    "How long requests took to answer.",
+    ["operation"],
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+)
+COST = Counter("almanac_query_cost_points", "Points charged to budgets.")
+THROTTLED = Counter("almanac_throttled_requests", "Requests refused for a spent budget.")
+KEPT_ANSWERS = Counter(
+    "almanac_kept_answers", "Lookups of kept answers: hit (reused) or miss (run).", ["result"]
+)
+KEPT_ANSWER_BYTES = Gauge(
+    "almanac_kept_answer_bytes", "Memory the kept answers hold.", multiprocess_mode="livesum"
+)
+STORE_SECONDS = Histogram(
+    "almanac_store_seconds",
+    "How long store calls took.",
+    ["method"],
+    buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1),
+)
+DATA_VERSION_AGE = Gauge(
+    "almanac_data_version_age_seconds",
+    "Seconds since this process last saw the data change (grows without end when the change "
+    "stream is lost: answers are then not reused).",
+    multiprocess_mode="max",
+)
+PERSISTED_QUERIES = Counter(
+    "almanac_persisted_queries", "Persisted-query lookups: hit, miss or registered.", ["result"]
+)
+BUDGET_FAILURES = Counter(
+    "almanac_budget_backend_failures",
+    "Times Redis failed and a budget was kept in this process instead.",
+)
+
+
+class Operations:
+    """The operation names metrics name: the site's own documents'; the others are `other`."""
+
+    def __init__(self, documents: Iterable[str]) -> None:
+        self.known = {name for text in documents for name in _operation_names(text)}
+
+    def label(self, name: str | None) -> str:
+        if name is None:
+            return "anonymous"
+        return name if name in self.known or name == "batch" else "other"
+
+    @classmethod
+    def of_site(cls, trusted: dict[str, str] | None, contract: Path) -> "Operations":
+        texts = list(trusted.values()) if trusted else []
+        if contract.is_dir():
+            texts += [path.read_text(encoding="utf-8") for path in contract.glob("*.graphql")]
+        return cls(texts)
+
+
+class RequestMetrics:
+    """ASGI middleware: each request counted, by operation, code and status, and timed."""
+
+    def __init__(self, app: ASGIApp, operations: Operations) -> None:
+        self.app = app
+        self.operations = operations
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] == "/metrics":
+            await self.app(scope, receive, send)
+            return
+        began = time.perf_counter()
+        status = 500
+
+        async def send_seen(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_seen)
+        finally:
+            exchange = scope.get("state", {}).get("exchange")
+            operation = self.operations.label(getattr(exchange, "operation", None))
+            code = getattr(exchange, "code", None) or "none"
+            REQUESTS.labels(operation, code, str(status)).inc()
+            LATENCY.labels(operation).observe(time.perf_counter() - began)
+
+
+def timed_store(store: Store) -> Store:
+    """The store, each of its calls timed by method (on the instance: both stores alike)."""
+    for name in dir(type(store)):
+        method = getattr(store, name, None)
+        if name.startswith("_") or name in ("follow_changes", "close") or not callable(method):
+            continue
+        if getattr(method, "__timed__", False) or not inspect.iscoroutinefunction(method):
+            continue
+        setattr(store, name, _timed(method, STORE_SECONDS.labels(name)))
+    return store
+
+
+def watch_data_version(store: Store) -> None:
+    DATA_VERSION_AGE.set_function(lambda: time.monotonic() - store.version.changed_at)
+
+
+def watch_kept_answers(held: Callable[[], int]) -> None:
+    KEPT_ANSWER_BYTES.set_function(lambda: float(held()))
+
+
+async def metrics(request: Request) -> Response:
+    """`/metrics`: every metric, in Prometheus' text format."""
+    return Response(generate_latest(registry()), media_type=CONTENT_TYPE_LATEST)
+
+
+def registry() -> CollectorRegistry:
+    if "PROMETHEUS_MULTIPROC_DIR" not in os.environ:
+        return REGISTRY
+    collected = CollectorRegistry()
+    multiprocess.MultiProcessCollector(collected)  # type: ignore[no-untyped-call]
+    return collected
+
+
+def _timed(method: Callable[..., Awaitable[Any]], histogram: Any) -> Callable[..., Any]:
+    @wraps(method)
+    async def timed(*args: Any, **kwargs: Any) -> Any:
+        began = time.perf_counter()
+        try:
+            return await method(*args, **kwargs)
+        finally:
+            histogram.observe(time.perf_counter() - began)
+
+    timed.__timed__ = True  # type: ignore[attr-defined]
+    return timed
+
+
+def _operation_names(text: str) -> list[str]:
+    return [
+        definition.name.value
+        for definition in parse(text).definitions
+        if isinstance(definition, OperationDefinitionNode) and definition.name is not None
+    ]
