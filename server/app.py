@@ -68,6 +68,7 @@ def create_app(settings: Settings, store: Store | None = None) -> Starlette:
 
     services = shared_services(settings)
     downloads = Downloads(ClientBudgets(settings, services.budgets))
+    request_metrics = RequestMetrics(Operations.of_site(services.persisted.trusted, CONTRACT))
 
     def observed(opened: Store) -> None:
         timed_store(opened)
@@ -120,10 +121,7 @@ def create_app(settings: Settings, store: Store | None = None) -> Starlette:
             ),
         ],
         middleware=[
-            Middleware(RequestIds),
-            Middleware(
-                RequestMetrics, operations=Operations.of_site(services.persisted.trusted, CONTRACT)
-            ),
+            Middleware(RequestIds, observers=[request_metrics.observe] if settings.metrics else []),
             *cors(settings),
         ],
         lifespan=lifespan,

@@ -42,7 +42,7 @@ from server.client_budgets import ClientBudgets, rate_limit_headers, throttled_e
 from server.graphiql import graphiql_page
 from server.graphql_request import GRAPHQL_RESPONSE, read_requests, response_media_type
 from server.http_caching import cache_control, conditional, entity_tag
-from server.metrics import KEPT_ANSWERS, PERSISTED_QUERIES
+from server.metrics import KEPT_HIT, KEPT_MISS, PERSISTED_QUERIES
 from server.persisted_queries import Found, PersistedQueries
 from server.settings import Settings
 
@@ -330,7 +330,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
                 )
         finally:
             if exchange.operation is None:  # Parsed now: its name is known.
-                exchange.operation = self.operation_named(text)
+                exchange.operation = request_data.operation_name or self.operation_named(text)
 
     async def operation_text(
         self, context: Context, request_data: GraphQLRequestData
@@ -344,9 +344,6 @@ class AlmanacGraphQL(GraphQL[Context, None]):
             may_run_any=identity is not None and identity.is_admin,
         )
         context.operation = operation_key(text, request_data.operation_name, request_data.variables)
-        exchange: Exchange = context.request.state.exchange
-        if exchange.operation != "batch":
-            exchange.operation = request_data.operation_name or self.operation_named(text)
         return text, found
 
     def operation_named(self, text: str) -> str | None:
@@ -370,7 +367,10 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         if meter.mode is MeterMode.PAY and not (await meter.charge(cost)).allowed:
             assert meter.allowance is not None
             return _failed(throttled_error(cost, meter.allowance))
-        context.request.state.exchange.digest = kept.digest
+        exchange: Exchange = context.request.state.exchange
+        exchange.digest = kept.digest
+        if exchange.operation != "batch":
+            exchange.operation = kept.operation_name
         return ExecutionResult(data=orjson.Fragment(kept.data), errors=None)  # type: ignore[arg-type]
 
     async def refused(self, request: Request, refusal: ApiError) -> Response:
@@ -426,7 +426,7 @@ def _count(found: Found, *, kept: bool) -> None:
     """An operation's lookups, in the metrics: its persisted query, its kept answer."""
     if found in ("hit", "registered"):
         PERSISTED_QUERIES.labels(found).inc()
-    KEPT_ANSWERS.labels("hit" if kept else "miss").inc()
+    (KEPT_HIT if kept else KEPT_MISS).inc()
 
 
 def _failed(error: ApiError) -> ExecutionResult:

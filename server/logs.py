@@ -4,22 +4,25 @@
 `RequestIds` (ASGI middleware) takes the request's `X-Request-ID` (or makes one), returns it in
 the response, keeps it in a context variable for every log line written meanwhile, and logs the
 request when it is answered: method, path, status, duration, operation, cost, code, API key name
-(never the key) and client address.
+(never the key) and client address. Its observers (the metrics) see the request then too: one
+layer around every request, not one per concern.
 """
 
 import contextvars
+import itertools
 import logging
 import re
 import time
 import uuid
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from server.settings import Settings
 
 REQUEST_ID_HEADER = "x-request-id"
+HEADER = REQUEST_ID_HEADER.encode()
 # A client's own ID is kept when it is short and plain; anything else is replaced.
 CLIENT_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 
@@ -69,16 +72,25 @@ def log_config(settings: Settings) -> dict[str, Any]:
     }
 
 
+Observer = Callable[[Scope, int, float], None]
+"""What else sees each answered request: its scope, status and seconds (server.metrics)."""
+
+
 class RequestIds:
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, observers: Sequence[Observer] = ()) -> None:
         self.app = app
+        self.observers = observers
+        # IDs unique across processes and restarts: a random prefix and a count, cheaper to
+        # make than a UUID a request.
+        prefix = uuid.uuid4().hex[:16]
+        self.made = (f"{prefix}{count:016x}" for count in itertools.count(1))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        given = _header(scope, REQUEST_ID_HEADER.encode())
-        ident = given if given and CLIENT_REQUEST_ID.match(given) else uuid.uuid4().hex
+        given = _header(scope, HEADER)
+        ident = given if given and CLIENT_REQUEST_ID.match(given) else next(self.made)
         token = request_id.set(ident)
         began = time.perf_counter()
         status = 500
@@ -87,14 +99,18 @@ class RequestIds:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
-                MutableHeaders(scope=message)[REQUEST_ID_HEADER] = ident
+                message["headers"] = [*message.get("headers", ()), (HEADER, ident.encode())]
             await send(message)
 
         try:
             await self.app(scope, receive, send_with_id)
         finally:
-            fields = _fields(scope, status, time.perf_counter() - began)
-            requests.info(LINE, *fields.values(), extra={**fields, "request_id": ident})
+            seconds = time.perf_counter() - began
+            if requests.isEnabledFor(logging.INFO):
+                fields = _fields(scope, status, seconds)
+                requests.info(LINE, *fields.values(), extra={**fields, "request_id": ident})
+            for observe in self.observers:
+                observe(scope, status, seconds)
             request_id.reset(token)
 
 

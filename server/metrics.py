@@ -30,15 +30,15 @@ from prometheus_client import (
 )
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Scope
 
 from store.queries import Store
 
-REQUESTS = Counter("almanac_requests", "Requests answered.", ["operation", "code", "status"])
 LATENCY = Histogram(
     "almanac_request_seconds",
-    "How long requests took to answer.",
-    ["operation"],
+    "Requests answered, and how long they took: by operation, error code and HTTP status "
+    "(its `_count` counts the requests).",
+    ["operation", "code", "status"],
     buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
 )
 COST = Counter("almanac_query_cost_points", "Points charged to budgets.")
@@ -46,6 +46,7 @@ THROTTLED = Counter("almanac_throttled_requests", "Requests refused for a spent 
 KEPT_ANSWERS = Counter(
     "almanac_kept_answers", "Lookups of kept answers: hit (reused) or miss (run).", ["result"]
 )
+KEPT_HIT, KEPT_MISS = KEPT_ANSWERS.labels("hit"), KEPT_ANSWERS.labels("miss")
 KEPT_ANSWER_BYTES = Gauge(
     "almanac_kept_answer_bytes", "Memory the kept answers hold.", multiprocess_mode="livesum"
 )
@@ -90,33 +91,28 @@ class Operations:
 
 
 class RequestMetrics:
-    """ASGI middleware: each request counted, by operation, code and status, and timed."""
+    """Each answered request counted, by operation, code and status, and timed (an observer of
+    server.logs.RequestIds)."""
 
-    def __init__(self, app: ASGIApp, operations: Operations) -> None:
-        self.app = app
+    def __init__(self, operations: Operations) -> None:
         self.operations = operations
+        self.labelled: dict[tuple[str, str, int], Any] = {}
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] == "/metrics":
-            await self.app(scope, receive, send)
+    def observe(self, scope: Scope, status: int, seconds: float) -> None:
+        if scope["path"] == "/metrics":
             return
-        began = time.perf_counter()
-        status = 500
+        exchange = scope.get("state", {}).get("exchange")
+        operation = self.operations.label(getattr(exchange, "operation", None))
+        code = getattr(exchange, "code", None) or "none"
+        self.child(operation, code, status).observe(seconds)
 
-        async def send_seen(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
-
-        try:
-            await self.app(scope, receive, send_seen)
-        finally:
-            exchange = scope.get("state", {}).get("exchange")
-            operation = self.operations.label(getattr(exchange, "operation", None))
-            code = getattr(exchange, "code", None) or "none"
-            REQUESTS.labels(operation, code, str(status)).inc()
-            LATENCY.labels(operation).observe(time.perf_counter() - began)
+    def child(self, operation: str, code: str, status: int) -> Any:
+        """The histogram of these labels (prometheus-client's `labels` is a slow lookup; the
+        labels are few, so each child is kept)."""
+        key = (operation, code, status)
+        if (found := self.labelled.get(key)) is None:
+            found = self.labelled[key] = LATENCY.labels(operation, code, str(status))
+        return found
 
 
 def timed_store(store: Store) -> Store:

@@ -53,5 +53,6 @@ class KeepAnswers(SchemaExtension):
         if result is None or result.errors or result.data is None:
             return
         data = encode_json(result.data)
-        services.answers.put(key, CachedAnswer(version=version, data=data, digest=digest(data)))
+        kept = CachedAnswer(version, data, digest(data), context.operation_name)
+        services.answers.put(key, kept)
         result.data = orjson.Fragment(data)  # type: ignore[assignment]  # Encoded: written as is.

@@ -38,6 +38,7 @@ class CachedAnswer:
     version: int
     data: bytes
     digest: str  # of `data` (schema.json.digest): its ETag, computed once
+    operation_name: str | None  # of the operation answered (for the logs and metrics)
 
     def size(self) -> int:
         return sys.getsizeof(self) + sys.getsizeof(self.data) + sys.getsizeof(self.digest)
