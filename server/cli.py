@@ -10,7 +10,7 @@ import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TypeVar
+from typing import NoReturn, TypeVar
 
 import click
 import uvicorn
@@ -22,6 +22,12 @@ from editing.importer import ImportSummary, import_dataset, item_count, seed
 from request_limits.budgets import BucketPolicy
 from schema.stability import breaking_changes, document_problems, published_sdl
 from server.api_keys import SCOPES, create_key, revoke_key, set_budget
+from server.configuration import (
+    ConfigurationError,
+    effective_configuration,
+    load_settings,
+    unknown_variables,
+)
 from server.http_protocol import GuardedHttpToolsProtocol, raise_descriptor_limit
 from server.logs import log_config
 from server.persisted_queries import trusted_manifest
@@ -45,7 +51,9 @@ def main() -> None:
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535))
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1))
 def serve(host: str, port: int, workers: int) -> None:
-    settings = Settings()
+    settings = configured()
+    if settings.metrics_port == port:
+        refuse_configuration([f"ALMANAC_METRICS_PORT: {port} is the API's own port (--port)"])
     if workers > 1 and not settings.mongodb_uri:
         raise click.UsageError(
             "Several workers need MongoDB: the embedded store is made for one server process "
@@ -68,6 +76,36 @@ def serve(host: str, port: int, workers: int) -> None:
     )
 
 
+def configured() -> Settings:
+    """The settings, every one checked; or each bad one named, and exit code 2."""
+    try:
+        settings = load_settings()
+    except ConfigurationError as error:
+        refuse_configuration(error.problems)
+    for name in unknown_variables():
+        logging.getLogger("almanac").warning("%s is no setting: ignored (misspelt?)", name)
+    return settings
+
+
+def refuse_configuration(problems: list[str]) -> NoReturn:
+    click.echo("Configuration refused; nothing was started:", err=True)
+    for problem in problems:
+        click.echo(f"  {problem}", err=True)
+    raise SystemExit(2)
+
+
+@main.command("config", help="Print the effective configuration (secrets masked), checked.")
+@click.option("--json", "as_json", is_flag=True, help="As one JSON object of variable to value.")
+def show_config(as_json: bool) -> None:
+    rows = effective_configuration(configured())
+    if as_json:
+        click.echo(json.dumps({name: value for name, value, _ in rows}, indent=1))
+        return
+    width = max(len(name) for name, _, _ in rows)
+    for name, value, source in rows:
+        click.echo(f"{name:<{width}}  {value}{'' if source == 'default' else '  (set)'}")
+
+
 def open_database(settings: Settings) -> Store:
     """The configured store: the MongoDB at ALMANAC_MONGODB_URI, or else the embedded one in
     ALMANAC_DATA_DIR (also while a server runs on it)."""
@@ -76,7 +114,7 @@ def open_database(settings: Settings) -> Store:
 
 def run_on_database(work: Callable[[Store], Awaitable[T]]) -> T:
     async def run() -> T:
-        store = open_database(Settings())
+        store = open_database(configured())
         try:
             await prepare(store)
             return await work(store)
@@ -116,7 +154,7 @@ def chosen_budget(capacity: int | None, restore_rate: float | None) -> BucketPol
         return None
     if capacity is None or restore_rate is None:
         raise click.UsageError("Give both --capacity and --restore-rate, or neither.")
-    maximum = Settings().max_query_cost
+    maximum = configured().max_query_cost
     if capacity < maximum:
         raise click.UsageError(
             f"--capacity {capacity} is below the most a request may cost ({maximum}): "

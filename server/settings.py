@@ -1,14 +1,19 @@
 """All configuration, read once from the environment (prefix ALMANAC_) and passed down."""
 
 import os
+import tempfile
 from pathlib import Path
 from typing import Annotated, Literal, Self
+from urllib.parse import urlsplit
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from redis.connection import parse_url
 
 from request_limits.budgets import BucketPolicy
 from request_limits.document import DocumentLimits
+from server.persisted_queries import load_trusted_documents
+from store.client import mongodb_uri_problem
 
 GRAPHIQL_PACKAGES = Path(__file__).parent / "graphiql" / "node_modules"
 
@@ -17,6 +22,20 @@ def default_data_dir() -> Path:
     """`$XDG_DATA_HOME/benchmark-almanac`, by default `~/.local/share/benchmark-almanac`."""
     base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
     return Path(base) / "benchmark-almanac"
+
+
+def unwritable(directory: Path) -> str | None:
+    """Why the embedded store could not keep its data in `directory`, if it could not."""
+    existing = directory
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        return f"{existing} is not a directory"
+    try:
+        with tempfile.TemporaryDirectory(dir=existing):
+            return None
+    except OSError as error:
+        return f"{existing} is not writable ({error.strerror})"
 
 
 class Settings(BaseSettings):
@@ -81,6 +100,26 @@ class Settings(BaseSettings):
         description="Serve /metrics on this port of its own instead of the API's.",
     )
 
+    tracing: bool = Field(
+        default=False,
+        description="OpenTelemetry spans, exported by OTLP to the collector the standard "
+        "OTEL_EXPORTER_OTLP_* variables name (by default http://localhost:4318).",
+    )
+    # Shutdown (on SIGTERM; a Ctrl-C skips the drain): /readyz answers 503 while requests are
+    # still served, so a load balancer moves traffic away; then in-flight requests finish.
+    shutdown_drain_seconds: float = Field(
+        default=5.0,
+        ge=0,
+        description="After SIGTERM, how long /readyz answers 503 before the server stops "
+        "accepting connections.",
+    )
+    shutdown_timeout_seconds: float = Field(
+        default=20.0,
+        gt=0,
+        description="After the drain, how long in-flight requests may take to finish before "
+        "they are cancelled.",
+    )
+
     # Limits, refused before execution (docs/partners.md explains them to clients).
     max_query_cost: int = Field(default=5_000, gt=0, description="Most points one request costs.")
     max_depth: int = Field(default=15, gt=0, description="Deepest nesting of fields.")
@@ -142,6 +181,47 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             return [origin.strip() for origin in value.split(",") if origin.strip()]
         return value
+
+    # What the types alone don't catch: addresses that don't parse, files that aren't there.
+    @field_validator("mongodb_uri")
+    @classmethod
+    def _a_mongodb_uri(cls, uri: str | None) -> str | None:
+        if uri and (problem := mongodb_uri_problem(uri)):
+            raise ValueError(problem)
+        return uri
+
+    @field_validator("data_dir")
+    @classmethod
+    def _a_writable_data_dir(cls, directory: Path, info: ValidationInfo) -> Path:
+        if not info.data.get("mongodb_uri") and (problem := unwritable(directory)):
+            raise ValueError(problem)
+        return directory
+
+    @field_validator("redis_url")
+    @classmethod
+    def _a_redis_url(cls, url: str | None) -> str | None:
+        if url:
+            parse_url(url)  # type: ignore[no-untyped-call]
+        return url
+
+    @field_validator("trusted_documents")
+    @classmethod
+    def _a_manifest(cls, path: Path | None) -> Path | None:
+        if path is not None:
+            try:
+                load_trusted_documents(path)
+            except OSError as error:
+                raise ValueError(f"{path}: {error.strerror}") from None
+        return path
+
+    @field_validator("cors_origins")
+    @classmethod
+    def _origins(cls, origins: list[str]) -> list[str]:
+        for origin in origins:
+            parts = urlsplit(origin)
+            if origin != "*" and (parts.scheme not in ("http", "https") or not parts.netloc):
+                raise ValueError(f"{origin!r} is not an origin like https://example.org")
+        return origins
 
     @model_validator(mode="after")
     def _any_allowed_request_fits_a_bucket(self) -> Self:
