@@ -51,6 +51,7 @@ from server.persisted_queries import (
 )
 from server.published_schema import published_schema
 from server.settings import Settings
+from server.shutdown import Drain
 from store.client import connect, prepare
 from store.queries import Store
 
@@ -79,8 +80,11 @@ def create_app(settings: Settings, store: Store | None = None) -> Starlette:
     if store is not None:
         observed(store)
 
+    drain = Drain(settings.shutdown_drain_seconds)
+
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        remove_drain = drain.install()
         if store is None:
             app.state.store = await open_store(settings)
             observed(app.state.store)
@@ -93,6 +97,7 @@ def create_app(settings: Settings, store: Store | None = None) -> Starlette:
         gc.collect()
         gc.freeze()
         yield
+        remove_drain()
         following.cancel()
         await services.budgets.close()
         if store is None:
@@ -128,6 +133,7 @@ def create_app(settings: Settings, store: Store | None = None) -> Starlette:
     )
     app.state.store = store
     app.state.services = services
+    app.state.drain = drain
     return app
 
 
@@ -212,7 +218,14 @@ async def healthz(request: Request) -> JSONResponse:
 
 
 async def readyz(request: Request) -> JSONResponse:
-    """The database answers; a load balancer should send traffic here only while it does."""
+    """The database answers and the process is not shutting down; a load balancer should send
+    traffic here only while both hold."""
+    if request.app.state.drain.started:
+        return JSONResponse(
+            {"status": "unavailable", "reason": "shutting down"},
+            status_code=503,
+            headers={"connection": "close"},
+        )
     try:
         await asyncio.wait_for(request.app.state.store.ping(), READY_TIMEOUT_SECONDS)
     except Exception as error:

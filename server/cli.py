@@ -73,6 +73,7 @@ def serve(host: str, port: int, workers: int) -> None:
         proxy_headers=True,
         http=GuardedHttpToolsProtocol,
         timeout_keep_alive=settings.keep_alive_timeout_seconds,
+        timeout_graceful_shutdown=settings.shutdown_timeout_seconds,
     )
 
 

@@ -113,8 +113,8 @@ class Settings(BaseSettings):
         description="After SIGTERM, how long /readyz answers 503 before the server stops "
         "accepting connections.",
     )
-    shutdown_timeout_seconds: float = Field(
-        default=20.0,
+    shutdown_timeout_seconds: int = Field(
+        default=20,
         gt=0,
         description="After the drain, how long in-flight requests may take to finish before "
         "they are cancelled.",

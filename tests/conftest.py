@@ -21,6 +21,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -220,6 +221,22 @@ KEY_LINE = re.compile(r"Admin API key .*: (alm_\w+)")
 def live_almanac(**settings: str) -> Iterator[tuple[str, str]]:
     """`almanac serve` in a process of its own on a free port, with ALMANAC_* `settings`:
     its URL and the admin key it made. Its log is read as it comes, so it never blocks."""
+    with almanac_process(**{"shutdown_drain_seconds": "0", **settings}) as served:
+        yield served.url, served.key
+
+
+@dataclass
+class Served:
+    process: subprocess.Popen[str]
+    url: str
+    key: str
+    log: list[str]
+
+
+@contextlib.contextmanager
+def almanac_process(**settings: str) -> Iterator[Served]:
+    """`live_almanac`, with its process (terminated at the end if it still runs) and its
+    log lines as they come."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -234,10 +251,12 @@ def live_almanac(**settings: str) -> Iterator[tuple[str, str]]:
         text=True,
     )
     keys: queue.Queue[str] = queue.Queue()
+    log: list[str] = []
 
     def read_log() -> None:
         assert process.stderr is not None
         for line in process.stderr:
+            log.append(line)
             if match := KEY_LINE.search(line):
                 keys.put(match.group(1))
 
@@ -252,7 +271,8 @@ def live_almanac(**settings: str) -> Iterator[tuple[str, str]]:
                 break
             except httpx.TransportError:
                 time.sleep(0.05)
-        yield url, key
+        yield Served(process, url, key, log)
     finally:
-        process.terminate()
+        if process.poll() is None:
+            process.terminate()
         process.wait()
