@@ -19,7 +19,7 @@ from schema.mutation import Mutation
 from schema.query import Query
 from schema.scalars import SCALARS
 
-__all__ = ["Context", "Identity", "new_context", "schema"]
+__all__ = ["AlmanacSchema", "Context", "Identity", "almanac_schema", "new_context", "schema"]
 
 log = logging.getLogger("almanac.errors")
 
@@ -40,10 +40,15 @@ class AlmanacSchema(strawberry.Schema):
                 log.error("Resolver failed at %s", error.path, exc_info=error.original_error)
 
 
-schema = AlmanacSchema(
-    query=Query,
-    mutation=Mutation,
-    config=StrawberryConfig(scalar_map=SCALARS),
-    # An operation is paid for (or throttled) before it runs and its answer is kept.
-    extensions=[Metering, KeepAnswers, MaskUnexpectedErrors, DocumentChecks],
-)
+def almanac_schema(*observers: type[SchemaExtension]) -> AlmanacSchema:
+    """The schema, with `observers` (tracing) around the almanac's own extensions."""
+    return AlmanacSchema(
+        query=Query,
+        mutation=Mutation,
+        config=StrawberryConfig(scalar_map=SCALARS),
+        # An operation is paid for (or throttled) before it runs and its answer is kept.
+        extensions=[*observers, Metering, KeepAnswers, MaskUnexpectedErrors, DocumentChecks],
+    )
+
+
+schema = almanac_schema()

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+from opentelemetry.sdk.trace import TracerProvider
 from prometheus_client import start_http_server
 from redis.asyncio import Redis
 from starlette.applications import Starlette
@@ -24,6 +25,7 @@ from api_errors import INTERNAL_ERROR_MESSAGE
 from editing.importer import seed
 from request_limits.budgets import Budgets, LocalBudgets
 from request_limits.redis_budgets import RedisBudgets
+from schema import almanac_schema
 from schema.extensions.services import Services
 from server.api_keys import kept_key
 from server.client_budgets import ClientBudgets
@@ -52,6 +54,7 @@ from server.persisted_queries import (
 from server.published_schema import published_schema
 from server.settings import Settings
 from server.shutdown import Drain
+from server.tracing import operation_tracing, otlp_tracer_provider, request_tracing, traced_store
 from store.client import connect, prepare
 from store.queries import Store
 
@@ -64,15 +67,21 @@ EMBEDDED_ADMIN_KEY_NAME = "embedded-admin"
 ADMIN_KEY_FILE = "admin-key"
 
 
-def create_app(settings: Settings, store: Store | None = None) -> Starlette:
-    """The app. Without a `store`, it opens (and prepares) the configured one at start-up."""
+def create_app(
+    settings: Settings, store: Store | None = None, tracer_provider: TracerProvider | None = None
+) -> Starlette:
+    """The app. Without a `store`, it opens (and prepares) the configured one at start-up.
+    With tracing on, spans go to `tracer_provider`, by default an OTLP exporter's."""
 
     services = shared_services(settings)
+    tracing = (tracer_provider or otlp_tracer_provider()) if settings.tracing else None
     downloads = Downloads(ClientBudgets(settings, services.budgets))
     request_metrics = RequestMetrics(Operations.of_site(services.persisted.trusted, CONTRACT))
 
     def observed(opened: Store) -> None:
         timed_store(opened)
+        if tracing is not None:
+            traced_store(opened, tracing)
         watch_data_version(opened)
         answers = services.graphql.answers
         watch_kept_answers(lambda: answers.bytes_held if answers is not None else 0)
@@ -102,11 +111,13 @@ def create_app(settings: Settings, store: Store | None = None) -> Starlette:
         await services.budgets.close()
         if store is None:
             await opened.close()
+        if tracing is not None and tracer_provider is None:
+            tracing.shutdown()  # sends the spans still batched
 
     app = Starlette(
         exception_handlers={HTTPException: refusal, Exception: internal_error},
         routes=[
-            Route("/graphql", AlmanacGraphQL(settings, services), methods=["GET", "POST"]),
+            Route("/graphql", graphql_view(settings, services, tracing), methods=["GET", "POST"]),
             Route("/", front_door),
             Route("/docs/{name}.md", guide),
             Route("/schema.graphql", published_schema),
@@ -126,6 +137,7 @@ def create_app(settings: Settings, store: Store | None = None) -> Starlette:
             ),
         ],
         middleware=[
+            *([request_tracing(tracing)] if tracing is not None else []),
             Middleware(RequestIds, observers=[request_metrics.observe] if settings.metrics else []),
             *cors(settings),
         ],
@@ -135,6 +147,14 @@ def create_app(settings: Settings, store: Store | None = None) -> Starlette:
     app.state.services = services
     app.state.drain = drain
     return app
+
+
+def graphql_view(
+    settings: Settings, services: SharedServices, tracing: TracerProvider | None
+) -> AlmanacGraphQL:
+    if tracing is None:
+        return AlmanacGraphQL(settings, services)
+    return AlmanacGraphQL(settings, services, almanac_schema(operation_tracing(tracing)))
 
 
 def shared_services(settings: Settings) -> SharedServices:

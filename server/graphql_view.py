@@ -34,7 +34,7 @@ from strawberry.types.graphql import OperationType
 from api_errors import ApiError, ErrorCode, client_facing
 from request_limits.budgets import Budgets
 from request_limits.cost import REFUSED_COST
-from schema import Context, Identity, new_context, schema
+from schema import AlmanacSchema, Context, Identity, new_context, schema
 from schema.extensions.answer_reuse import kept_answer
 from schema.extensions.services import Meter, MeterMode, Services, operation_key
 from schema.json import digest, encode_json
@@ -78,7 +78,9 @@ class Exchange:
 
 
 class AlmanacGraphQL(GraphQL[Context, None]):
-    def __init__(self, settings: Settings, services: SharedServices) -> None:
+    def __init__(
+        self, settings: Settings, services: SharedServices, schema: AlmanacSchema = schema
+    ) -> None:
         super().__init__(schema, allow_queries_via_get=True, subscription_protocols=())
         self.settings = settings
         self.services = services

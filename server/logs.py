@@ -20,6 +20,7 @@ from typing import Any
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from server.settings import Settings
+from server.tracing import WithTraceId
 
 REQUEST_ID_HEADER = "x-request-id"
 HEADER = REQUEST_ID_HEADER.encode()
@@ -44,23 +45,29 @@ class WithRequestId(logging.Filter):
 
 def log_config(settings: Settings) -> dict[str, Any]:
     """Logging for `almanac serve` (Uvicorn's `log_config`): Uvicorn's own lines and the
-    almanac's, in the configured format; Uvicorn's access log is replaced by `RequestIds`'."""
+    almanac's, in the configured format; Uvicorn's access log is replaced by `RequestIds`'.
+    With tracing on, each line also carries its trace ID."""
+    filters: dict[str, Any] = {"request_id": {"()": WithRequestId}}
+    text, fields = TEXT_FORMAT, JSON_FIELDS
+    if settings.tracing:
+        filters["trace_id"] = {"()": WithTraceId}
+        text, fields = text.replace("]", " trace %(trace_id)s]"), fields + " %(trace_id)s"
     formatter: dict[str, Any] = (
-        {"()": "pythonjsonlogger.json.JsonFormatter", "format": JSON_FIELDS}
+        {"()": "pythonjsonlogger.json.JsonFormatter", "format": fields}
         if settings.log_format == "json"
-        else {"format": TEXT_FORMAT}
+        else {"format": text}
     )
     level = settings.log_level.upper()
     return {
         "version": 1,
         "disable_existing_loggers": False,
-        "filters": {"request_id": {"()": WithRequestId}},
+        "filters": filters,
         "formatters": {"main": formatter},
         "handlers": {
             "main": {
                 "class": "logging.StreamHandler",
                 "formatter": "main",
-                "filters": ["request_id"],
+                "filters": list(filters),
                 "stream": "ext://sys.stderr",
             }
         },
@@ -68,6 +75,8 @@ def log_config(settings: Settings) -> dict[str, Any]:
             "uvicorn": {"handlers": ["main"], "level": level, "propagate": False},
             "uvicorn.access": {"handlers": [], "level": "WARNING", "propagate": False},
             "almanac": {"handlers": ["main"], "level": level, "propagate": False},
+            # The trace exporter's complaints (a collector that cannot be reached).
+            "opentelemetry": {"handlers": ["main"], "level": "WARNING", "propagate": False},
         },
     }
 

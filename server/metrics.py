@@ -9,10 +9,9 @@ trusted documents, or `contract/`), else `other` (`anonymous` without a name, `b
 batch); codes are the API's error codes (a fixed list), statuses HTTP's.
 """
 
-import inspect
 import os
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Callable, Iterable
 from functools import wraps
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Scope
 
+from server.store_calls import Call, wrap_store_calls
 from store.queries import Store
 
 LATENCY = Histogram(
@@ -116,14 +116,8 @@ class RequestMetrics:
 
 
 def timed_store(store: Store) -> Store:
-    """The store, each of its calls timed by method (on the instance: both stores alike)."""
-    for name in dir(type(store)):
-        method = getattr(store, name, None)
-        if name.startswith("_") or name in ("follow_changes", "close") or not callable(method):
-            continue
-        if getattr(method, "__timed__", False) or not inspect.iscoroutinefunction(method):
-            continue
-        setattr(store, name, _timed(method, STORE_SECONDS.labels(name)))
+    """The store, each of its calls timed by method."""
+    wrap_store_calls(store, "metrics", lambda name, call: _timed(call, STORE_SECONDS.labels(name)))
     return store
 
 
@@ -148,7 +142,7 @@ def registry() -> CollectorRegistry:
     return collected
 
 
-def _timed(method: Callable[..., Awaitable[Any]], histogram: Any) -> Callable[..., Any]:
+def _timed(method: Call, histogram: Any) -> Call:
     @wraps(method)
     async def timed(*args: Any, **kwargs: Any) -> Any:
         began = time.perf_counter()
@@ -157,7 +151,6 @@ def _timed(method: Callable[..., Awaitable[Any]], histogram: Any) -> Callable[..
         finally:
             histogram.observe(time.perf_counter() - began)
 
-    timed.__timed__ = True  # type: ignore[attr-defined]
     return timed
 
 

@@ -1,0 +1,96 @@
+"""OpenTelemetry traces (`ALMANAC_TRACING=true`; off by default): a span for each HTTP request
+(Starlette's instrumentation), for each GraphQL operation and each resolver (Strawberry's
+extension), and for each store call, exported by OTLP over HTTP to the collector the standard
+`OTEL_EXPORTER_OTLP_*` variables name. The service is `OTEL_SERVICE_NAME`, by default
+`benchmark-almanac`. The request's log line carries its trace ID."""
+
+import logging
+import os
+from functools import wraps
+from typing import Any
+
+from opentelemetry import trace
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.instrumentation.asgi import OpenTelemetryMiddleware
+from opentelemetry.sdk.resources import SERVICE_NAME, Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from opentelemetry.util.http import ExcludeList
+from starlette.middleware import Middleware
+from starlette.routing import Match
+from starlette.types import Scope
+from strawberry.extensions import SchemaExtension
+from strawberry.extensions.tracing import OpenTelemetryExtension
+from strawberry.types.execution import ExecutionContext
+
+from server.store_calls import Call, wrap_store_calls
+from store.queries import Store
+
+SERVICE = "benchmark-almanac"
+# Probes and scrapes, many times a minute, say nothing of what clients do.
+NOT_TRACED = [r"/(healthz|readyz|metrics)(\?.*)?$"]
+
+
+def otlp_tracer_provider() -> TracerProvider:
+    """Spans batched and sent by OTLP/HTTP (endpoint, headers and timeouts from OTEL_*)."""
+    resource = Resource.create({SERVICE_NAME: os.environ.get("OTEL_SERVICE_NAME", SERVICE)})
+    provider = TracerProvider(resource=resource)
+    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+    return provider
+
+
+def operation_tracing(provider: trace.TracerProvider) -> type[SchemaExtension]:
+    """Strawberry's OpenTelemetry extension, reporting to `provider`."""
+
+    class OperationTracing(OpenTelemetryExtension):
+        def __init__(self, *, execution_context: ExecutionContext | None = None) -> None:
+            super().__init__(execution_context=execution_context, tracer_provider=provider)
+
+    return OperationTracing
+
+
+def request_tracing(provider: trace.TracerProvider) -> Middleware:
+    """A span around each HTTP request (OpenTelemetry's ASGI middleware, outside every other),
+    named by its route. Not for health checks and scrapes, nor the ASGI messages within."""
+    return Middleware(
+        OpenTelemetryMiddleware,
+        tracer=provider.get_tracer("almanac.http"),
+        excluded_urls=ExcludeList(NOT_TRACED),
+        exclude_spans=["receive", "send"],
+        default_span_details=span_details,
+    )
+
+
+def span_details(scope: Scope) -> tuple[str, dict[str, Any]]:
+    """`POST /benchmarks/{slug}.{format}`: the route, not the path (few names, not one a slug)."""
+    method = scope.get("method", "HTTP")
+    for route in getattr(scope.get("app"), "routes", ()):
+        if route.matches(scope)[0] == Match.FULL:
+            return f"{method} {route.path}", {"http.route": route.path}
+    return method, {}
+
+
+def traced_store(store: Store, provider: trace.TracerProvider) -> None:
+    """A span for each store call a traced request makes, a child of the resolver's span."""
+    tracer = provider.get_tracer("almanac.store")
+
+    def traced(name: str, call: Call) -> Call:
+        @wraps(call)
+        async def in_span(*args: Any, **kwargs: Any) -> Any:
+            if not trace.get_current_span().get_span_context().is_valid:
+                return await call(*args, **kwargs)  # not for a traced request
+            with tracer.start_as_current_span(f"store.{name}", kind=trace.SpanKind.CLIENT):
+                return await call(*args, **kwargs)
+
+        return in_span
+
+    wrap_store_calls(store, "tracing", traced)
+
+
+class WithTraceId(logging.Filter):
+    """Each log line written within a span carries its trace ID ("-" outside any)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        context = trace.get_current_span().get_span_context()
+        record.trace_id = trace.format_trace_id(context.trace_id) if context.is_valid else "-"
+        return True
