@@ -71,6 +71,7 @@ def serve(host: str, port: int, workers: int) -> None:
         log_config=log_config(settings),
         access_log=False,  # server.logs writes one richer line per request
         proxy_headers=True,
+        forwarded_allow_ips=settings.forwarded_allow_ips,
         http=GuardedHttpToolsProtocol,
         timeout_keep_alive=settings.keep_alive_timeout_seconds,
         timeout_graceful_shutdown=settings.shutdown_timeout_seconds,

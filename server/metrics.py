@@ -62,6 +62,18 @@ DATA_VERSION_AGE = Gauge(
     "stream is lost: answers are then not reused).",
     multiprocess_mode="max",
 )
+DATA_CHANGED = Gauge(
+    "almanac_data_changed_timestamp_seconds",
+    "Unix time of the last data change this process saw (0 before the first): the replicas "
+    "should agree.",
+    multiprocess_mode="max",
+)
+DATA_VERSION_KNOWN = Gauge(
+    "almanac_data_version_known",
+    "1 while this process knows when the data changes (on MongoDB: follows the change "
+    "stream), else 0: then no answer is reused.",
+    multiprocess_mode="min",
+)
 PERSISTED_QUERIES = Counter(
     "almanac_persisted_queries", "Persisted-query lookups: hit, miss or registered.", ["result"]
 )
@@ -123,6 +135,8 @@ def timed_store(store: Store) -> Store:
 
 def watch_data_version(store: Store) -> None:
     DATA_VERSION_AGE.set_function(lambda: time.monotonic() - store.version.changed_at)
+    DATA_CHANGED.set_function(lambda: store.version.last_change or 0.0)
+    DATA_VERSION_KNOWN.set_function(lambda: float(store.version.known))
 
 
 def watch_kept_answers(held: Callable[[], int]) -> None:

@@ -168,6 +168,11 @@ class Settings(BaseSettings):
     )
     max_header_lines: int = Field(default=100, gt=0, description="Most header lines, or 431.")
     # HTTP
+    forwarded_allow_ips: str = Field(
+        default="127.0.0.1",
+        description="Addresses of the reverse proxies whose X-Forwarded-For is believed "
+        "(comma-separated, or *): the client's address then names its budget.",
+    )
     cors_origins: Annotated[list[str], NoDecode] = Field(
         default=[], description="Origins browsers may call the API from, comma-separated."
     )

@@ -22,14 +22,18 @@ class DataVersion:
         self._count = 0
         self.changed_at = time.monotonic()
         """When it last moved (the clock of `time.monotonic`)."""
+        self.last_change: float | None = None
+        """When it last moved for a change of the data (Unix time), not for a stream reopened."""
 
     @property
     def current(self) -> int | None:
         return self._count if self.known else None
 
-    def bump(self) -> None:
+    def bump(self, *, change: bool = True) -> None:
         self._count += 1
         self.changed_at = time.monotonic()
+        if change:
+            self.last_change = time.time()
 
 
 async def follow_changes(db: Any, version: DataVersion) -> None:
@@ -42,7 +46,7 @@ async def follow_changes(db: Any, version: DataVersion) -> None:
         try:
             async with db.watch() as stream:
                 version.known = True
-                version.bump()  # Whatever changed before the stream opened.
+                version.bump(change=False)  # Whatever changed before the stream opened.
                 async for _change in stream:
                     version.bump()
         except asyncio.CancelledError:

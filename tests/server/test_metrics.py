@@ -1,11 +1,13 @@
 """`/metrics`: counters that move with known requests, in Prometheus' text format."""
 
 import hashlib
+import time
 from typing import Any
 
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
+from server.api_keys import create_key
 from server.app import create_app
 from server.settings import Settings
 from store.queries import Store
@@ -94,3 +96,19 @@ async def test_metrics_can_be_turned_off(store: Store) -> None:
     async with http_client(app) as http:
         assert (await http.get("/metrics")).status_code == 404
     await app.state.services.budgets.close()
+
+
+async def test_a_change_of_the_data_is_dated(client: httpx.AsyncClient, store: Store) -> None:
+    key = await create_key(store, "editor", "admin")
+    before = await scrape(client)
+    assert value(before, "almanac_data_version_known") == 1
+    began = time.time()
+    created = await client.post(
+        "/graphql",
+        json={"query": 'mutation { createLab(input: {slug: "acme", name: "Acme"}) { slug } }'},
+        headers={"Authorization": f"Bearer {key}"},
+    )
+    assert created.json()["data"] == {"createLab": {"slug": "acme"}}
+    after = await scrape(client)
+    assert value(after, "almanac_data_changed_timestamp_seconds") >= began
+    assert value(after, "almanac_data_version_age_seconds") < time.time() - began + 0.1
