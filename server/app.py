@@ -34,7 +34,7 @@ from server.errors import http_error
 from server.front_door import front_door, guide
 from server.graphiql import asset_endpoint
 from server.graphql_view import AlmanacGraphQL, SharedServices
-from server.logs import RequestIds
+from server.logs import Observer, RequestIds
 from server.metrics import (
     BUDGET_FAILURES,
     Operations,
@@ -52,6 +52,7 @@ from server.persisted_queries import (
     load_trusted_documents,
 )
 from server.published_schema import published_schema
+from server.request_log import RequestLog
 from server.settings import Settings
 from server.shutdown import Drain
 from server.tracing import operation_tracing, otlp_tracer_provider, request_tracing, traced_store
@@ -76,7 +77,11 @@ def create_app(
     services = shared_services(settings)
     tracing = (tracer_provider or otlp_tracer_provider()) if settings.tracing else None
     downloads = Downloads(ClientBudgets(settings, services.budgets))
-    request_metrics = RequestMetrics(Operations.of_site(services.persisted.trusted, CONTRACT))
+    request_log = RequestLog.configured(settings)
+    observers: list[Observer] = [request_log.observe] if request_log is not None else []
+    if settings.metrics:
+        request_metrics = RequestMetrics(Operations.of_site(services.persisted.trusted, CONTRACT))
+        observers.append(request_metrics.observe)
 
     def observed(opened: Store) -> None:
         timed_store(opened)
@@ -101,6 +106,7 @@ def create_app(
         if settings.metrics and settings.metrics_port is not None:
             start_http_server(settings.metrics_port, registry=registry())
         following = asyncio.create_task(opened.follow_changes())
+        flushing = asyncio.create_task(request_log.flush_periodically()) if request_log else None
         # What start-up made (modules, the schema, settings) lives as long as the process: out
         # of the collector's sight, a full collection takes some 15 ms instead of 75.
         gc.collect()
@@ -108,6 +114,8 @@ def create_app(
         yield
         remove_drain()
         following.cancel()
+        if flushing is not None:
+            flushing.cancel()
         await services.budgets.close()
         if store is None:
             await opened.close()
@@ -138,7 +146,7 @@ def create_app(
         ],
         middleware=[
             *([request_tracing(tracing)] if tracing is not None else []),
-            Middleware(RequestIds, observers=[request_metrics.observe] if settings.metrics else []),
+            Middleware(RequestIds, observers=observers),
             *cors(settings),
         ],
         lifespan=lifespan,
@@ -146,6 +154,7 @@ def create_app(
     app.state.store = store
     app.state.services = services
     app.state.drain = drain
+    app.state.request_log = request_log
     return app
 
 

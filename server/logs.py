@@ -1,11 +1,10 @@
-"""The server's logs: one line per request, with its request ID, as text for people or as JSON
-(`ALMANAC_LOG_FORMAT=json`); every other line carries the request ID of the request it is about.
+"""The server's logs, as text for people or as JSON (`ALMANAC_LOG_FORMAT=json`), each line with
+the ID of the request it is about.
 
 `RequestIds` (ASGI middleware) takes the request's `X-Request-ID` (or makes one), returns it in
-the response, keeps it in a context variable for every log line written meanwhile, and logs the
-request when it is answered: method, path, status, duration, operation, cost, code, API key name
-(never the key) and client address. Its observers (the metrics) see the request then too: one
-layer around every request, not one per concern.
+the response and keeps it in a context variable for every log line written meanwhile. Its
+observers see each request when it is answered (the request log, the metrics): one layer around
+every request, not one per concern.
 """
 
 import contextvars
@@ -28,7 +27,6 @@ HEADER = REQUEST_ID_HEADER.encode()
 CLIENT_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 
 request_id: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
-requests = logging.getLogger("almanac.requests")
 
 TEXT_FORMAT = "%(levelname)s:     %(name)s: %(message)s [request %(request_id)s]"
 JSON_FIELDS = "%(asctime)s %(levelname)s %(name)s %(message)s %(request_id)s"
@@ -115,33 +113,9 @@ class RequestIds:
             await self.app(scope, receive, send_with_id)
         finally:
             seconds = time.perf_counter() - began
-            if requests.isEnabledFor(logging.INFO):
-                fields = _fields(scope, status, seconds)
-                requests.info(LINE, *fields.values(), extra={**fields, "request_id": ident})
             for observe in self.observers:
                 observe(scope, status, seconds)
             request_id.reset(token)
-
-
-LINE = "%s %s %s %.1fms operation=%s cost=%s code=%s key=%s client=%s"
-"""The request's line as text: its fields, in `_fields`' order."""
-
-
-def _fields(scope: Scope, status: int, seconds: float) -> dict[str, Any]:
-    exchange = scope.get("state", {}).get("exchange")
-    identity = getattr(exchange, "identity", None)
-    client = scope.get("client")
-    return {
-        "method": scope["method"],
-        "path": scope["path"],
-        "status": status,
-        "duration_ms": round(seconds * 1000, 1),
-        "operation": getattr(exchange, "operation", None) or "-",
-        "cost": getattr(exchange, "cost", None),
-        "code": getattr(exchange, "code", None) or "-",
-        "key": identity.name if identity is not None else "-",
-        "client": client[0] if client else "-",
-    }
 
 
 def _header(scope: Scope, name: bytes) -> str | None:

@@ -91,6 +91,10 @@ class WithTraceId(logging.Filter):
     """Each log line written within a span carries its trace ID ("-" outside any)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        context = trace.get_current_span().get_span_context()
-        record.trace_id = trace.format_trace_id(context.trace_id) if context.is_valid else "-"
+        record.trace_id = current_trace_id()
         return True
+
+
+def current_trace_id() -> str:
+    context = trace.get_current_span().get_span_context()
+    return trace.format_trace_id(context.trace_id) if context.is_valid else "-"

@@ -1,5 +1,5 @@
 """One log line per request, with its request ID (taken from the client, or made, and returned),
-as text or as JSON (`ALMANAC_LOG_FORMAT=json`)."""
+as text or as JSON (`ALMANAC_LOG_FORMAT=json`); other lines carry the same request ID."""
 
 import json
 import logging
@@ -7,18 +7,22 @@ import re
 
 import httpx
 import pytest
-from pythonjsonlogger.json import JsonFormatter
+from starlette.applications import Starlette
 
 from server.api_keys import create_key
-from server.logs import JSON_FIELDS, WithRequestId, log_config, request_id
+from server.app import create_app
+from server.logs import WithRequestId, log_config, request_id
 from server.settings import Settings
 from store.queries import Store
+from tests.conftest import http_client
 
 QUERY = {"query": "query Coverage { modelCardCoverage { labsRead } }"}
 
 
-def request_lines(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
-    return [record for record in caplog.records if record.name == "almanac.requests"]
+def written(app: Starlette, capsysbinary: pytest.CaptureFixture[bytes]) -> list[str]:
+    """The request lines the app wrote (they are buffered: written out first)."""
+    app.state.request_log.flush()
+    return capsysbinary.readouterr().err.decode().splitlines()
 
 
 async def test_a_request_id_is_taken_or_made_and_returned(client: httpx.AsyncClient) -> None:
@@ -30,55 +34,82 @@ async def test_a_request_id_is_taken_or_made_and_returned(client: httpx.AsyncCli
     assert re.fullmatch(r"[0-9a-f]{32}", odd.headers["x-request-id"])
 
 
-async def test_each_request_is_one_line_with_its_fields(
-    client: httpx.AsyncClient, store: Store, caplog: pytest.LogCaptureFixture
+async def test_each_request_is_one_text_line_with_its_fields(
+    store: Store, capsysbinary: pytest.CaptureFixture[bytes]
 ) -> None:
     key = await create_key(store, "partner-a", "read")
-    caplog.set_level(logging.INFO, logger="almanac.requests")
-    response = await client.post(
-        "/graphql",
-        json=QUERY,
-        headers={"X-Request-ID": "abc-1", "Authorization": f"Bearer {key}"},
-    )
-    [line] = request_lines(caplog)
-    fields = line.__dict__
-    assert fields["request_id"] == "abc-1" == response.headers["x-request-id"]
-    assert (fields["method"], fields["path"], fields["status"]) == ("POST", "/graphql", 200)
-    assert fields["operation"] == "Coverage"
-    assert fields["cost"] == response.json()["extensions"]["cost"]["requestedQueryCost"]
-    assert fields["key"] == "partner-a"  # the key's name, never the key
-    assert key not in line.getMessage()
-    assert fields["client"] == "127.0.0.1"
-    assert fields["duration_ms"] >= 0
-    caplog.clear()
-    await client.post("/graphql", json={"query": "{ nope }"})
-    [refused] = request_lines(caplog)
-    assert refused.__dict__["code"] == "GRAPHQL_VALIDATION_FAILED"
+    app = create_app(Settings(), store)
+    async with http_client(app) as http:
+        capsysbinary.readouterr()
+        response = await http.post(
+            "/graphql",
+            json=QUERY,
+            headers={"X-Request-ID": "abc-1", "Authorization": f"Bearer {key}"},
+        )
+        cost = response.json()["extensions"]["cost"]["requestedQueryCost"]
+        [line] = written(app, capsysbinary)
+        assert line == (
+            f"INFO:     almanac.requests: POST /graphql 200 {duration(line)}ms "
+            f"operation=Coverage cost={cost} code=- key=partner-a client=127.0.0.1 "
+            "[request abc-1]"
+        )
+        assert key not in line  # the key's name, never the key
+        await http.post("/graphql", json={"query": "{ nope }"})
+        [refused] = written(app, capsysbinary)
+    assert "code=GRAPHQL_VALIDATION_FAILED" in refused
+
+
+def duration(line: str) -> str:
+    found = re.search(r" (\d+\.\d)ms ", line)
+    assert found is not None, line
+    return found[1]
 
 
 async def test_json_lines_carry_every_field(
-    client: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
+    store: Store, capsysbinary: pytest.CaptureFixture[bytes]
 ) -> None:
-    caplog.set_level(logging.INFO, logger="almanac.requests")
-    await client.post("/graphql", json=QUERY, headers={"X-Request-ID": "json-1"})
-    [line] = request_lines(caplog)
-    config = log_config(Settings(log_format="json"))
-    assert config["formatters"]["main"]["()"] == "pythonjsonlogger.json.JsonFormatter"
-    printed = json.loads(JsonFormatter(JSON_FIELDS).format(line))
+    app = create_app(Settings(log_format="json"), store)
+    async with http_client(app) as http:
+        capsysbinary.readouterr()
+        response = await http.post("/graphql", json=QUERY, headers={"X-Request-ID": "json-1"})
+        [line] = written(app, capsysbinary)
+    printed = json.loads(line)
     assert printed["request_id"] == "json-1"
     assert printed["name"] == "almanac.requests"
-    for name in (
-        "method",
-        "path",
-        "status",
-        "duration_ms",
-        "operation",
-        "cost",
-        "code",
-        "key",
-        "client",
-    ):
-        assert name in printed, name
+    assert printed["levelname"] == "INFO"
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}", printed["asctime"])
+    assert printed["message"].startswith("POST /graphql 200 ")
+    assert {
+        name: printed[name]
+        for name in ("method", "path", "status", "operation", "cost", "code", "key", "client")
+    } == {
+        "method": "POST",
+        "path": "/graphql",
+        "status": 200,
+        "operation": "Coverage",
+        "cost": response.json()["extensions"]["cost"]["requestedQueryCost"],
+        "code": "-",
+        "key": "-",
+        "client": "127.0.0.1",
+    }
+    assert printed["duration_ms"] >= 0
+
+
+async def test_no_request_lines_above_info(
+    store: Store, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    app = create_app(Settings(log_level="warning"), store)
+    assert app.state.request_log is None
+    async with http_client(app) as http:
+        capsysbinary.readouterr()
+        await http.post("/graphql", json=QUERY)
+    assert capsysbinary.readouterr().err == b""
+
+
+def test_the_json_format_is_one_object_a_line() -> None:
+    config = log_config(Settings(log_format="json"))
+    assert config["formatters"]["main"]["()"] == "pythonjsonlogger.json.JsonFormatter"
+    assert "%(request_id)s" in config["formatters"]["main"]["format"]
 
 
 def test_every_line_written_during_a_request_names_it() -> None:

@@ -10,6 +10,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import format_trace_id
 
 from server.app import create_app
+from server.logs import log_config
 from server.settings import Settings
 from server.tracing import WithTraceId
 from store.queries import Store
@@ -38,11 +39,10 @@ def parent_of(span: ReadableSpan, finished: list[ReadableSpan]) -> ReadableSpan:
 
 
 async def test_a_request_is_one_trace_down_to_the_store(
-    store: Store, spans: InMemorySpanExporter, caplog: pytest.LogCaptureFixture
+    store: Store, spans: InMemorySpanExporter, capsysbinary: pytest.CaptureFixture[bytes]
 ) -> None:
     app = create_app(Settings(tracing=True), store, tracer_provider=provider_of(spans))
-    caplog.set_level(logging.INFO, logger="almanac.requests")
-    caplog.handler.addFilter(WithTraceId())
+    capsysbinary.readouterr()
     async with http_client(app) as http:
         response = await http.post(
             "/graphql",
@@ -66,8 +66,21 @@ async def test_a_request_is_one_trace_down_to_the_store(
     assert "GraphQL Resolving: leader" in names
     assert len({span.context.trace_id for span in finished}) == 1
 
-    [line] = [r for r in caplog.records if r.name == "almanac.requests"]
-    assert line.__dict__["trace_id"] == format_trace_id(request.context.trace_id)
+    app.state.request_log.flush()
+    [line] = capsysbinary.readouterr().err.decode().splitlines()
+    assert line.endswith(f" trace {format_trace_id(request.context.trace_id)}]")
+
+
+def test_other_log_lines_carry_the_trace_id_too() -> None:
+    record = logging.LogRecord("almanac.errors", logging.ERROR, __file__, 1, "failed", None, None)
+    provider = TracerProvider()
+    with provider.get_tracer("test").start_as_current_span("request") as span:
+        assert WithTraceId().filter(record)
+    assert record.trace_id == format_trace_id(span.get_span_context().trace_id)  # type: ignore[attr-defined]
+    assert log_config(Settings(tracing=True))["handlers"]["main"]["filters"] == [
+        "request_id",
+        "trace_id",
+    ]
 
 
 async def test_a_kept_answer_is_one_span(store: Store, spans: InMemorySpanExporter) -> None:

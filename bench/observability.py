@@ -1,0 +1,123 @@
+"""What request logs and metrics cost on the warm path, side by side in one run.
+
+`almanac serve` (the real command: its protocol, its log configuration) answers the contract
+request, POSTed and answered from its kept answer, under three configurations, alternating
+round by round so that the machine's drift falls on all of them alike:
+
+- off: no request log line (`ALMANAC_LOG_LEVEL=warning`) and no metrics (`ALMANAC_METRICS=false`);
+- text: the defaults, one text line a request (to a file) and Prometheus metrics;
+- json: one JSON line a request (`ALMANAC_LOG_FORMAT=json`) and metrics.
+
+The server runs on core 0 and wrk (Debian package `wrk`) on core 1. Request IDs are made and
+returned in all three: they are the API's, not the log's.
+
+    .venv/bin/python bench/observability.py [--seconds 8] [--rounds 3]
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from statistics import median
+
+import httpx
+
+from bench.run import CONTRACT, HOST, SLUG, UNREFUSING_BUDGET, free_port, lua_string
+
+CONFIGURATIONS = {
+    "off": {"ALMANAC_METRICS": "false", "ALMANAC_LOG_LEVEL": "warning"},
+    "text": {},
+    "json": {"ALMANAC_LOG_FORMAT": "json"},
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=int, default=8)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--connections", type=int, default=32)
+    args = parser.parse_args()
+    if shutil.which("wrk") is None:
+        sys.exit("wrk is needed: apt-get install wrk")
+    body = json.dumps({"query": CONTRACT.read_text(encoding="utf-8"), "variables": {"slug": SLUG}})
+    results: dict[str, list[float]] = {name: [] for name in CONFIGURATIONS}
+    with tempfile.TemporaryDirectory() as scratch:
+        script = Path(scratch) / "post.lua"
+        script.write_text(
+            'wrk.method = "POST"\n'
+            'wrk.headers["Content-Type"] = "application/json"\n'
+            f"wrk.body = {lua_string(body)}\n"
+        )
+        for round_number in range(args.rounds):
+            for name, settings in CONFIGURATIONS.items():
+                log = Path(scratch) / f"{name}-{round_number}.log"
+                rate = measure({**UNREFUSING_BUDGET, **settings}, body, script, log, args)
+                lines = sum(1 for _ in log.open()) if log.exists() else 0
+                results[name].append(rate)
+                print(f"round {round_number + 1} {name:5} {rate:>9.0f} req/s  ({lines} log lines)")
+    baseline = median(results["off"])
+    print(f"\n{'':6}{'median req/s':>13}{'vs off':>9}   runs")
+    for name, rates in results.items():
+        print(
+            f"{name:6}{median(rates):>13.0f}{median(rates) / baseline - 1:>+9.1%}   "
+            + ", ".join(f"{rate:.0f}" for rate in rates)
+        )
+    print("\nBar: request logs and metrics cost <= 10% of the warm path's throughput.")
+
+
+def measure(
+    settings: dict[str, str], body: str, script: Path, log: Path, args: argparse.Namespace
+) -> float:
+    port = free_port()
+    data = tempfile.mkdtemp(prefix="almanac-bench-")
+    environment = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("ALMANAC_")},
+        "ALMANAC_DATA_DIR": data,
+        "ALMANAC_SHUTDOWN_DRAIN_SECONDS": "0",
+        **settings,
+    }
+    command = ["taskset", "-c", "0", sys.executable, "-m", "server.cli", "serve"]
+    with log.open("w") as output:
+        process = subprocess.Popen(
+            [*command, "--host", HOST, "--port", str(port)],
+            env=environment,
+            stdout=subprocess.DEVNULL,
+            stderr=output,
+        )
+        try:
+            url = f"http://{HOST}:{port}/graphql"
+            wait_until_up(url, body)
+            wrk = ["taskset", "-c", "1", "wrk", "-t1", f"-c{args.connections}", "-s", str(script)]
+            subprocess.run([*wrk, "-d2s", url], check=True, capture_output=True)
+            report = subprocess.run(
+                [*wrk, f"-d{args.seconds}s", url], check=True, capture_output=True, text=True
+            ).stdout
+        finally:
+            process.terminate()
+            process.wait(timeout=10)
+            shutil.rmtree(data, ignore_errors=True)
+    if "Non-2xx" in report:
+        raise RuntimeError(f"some responses failed:\n{report}")
+    [rate] = [line.split()[1] for line in report.splitlines() if line.startswith("Requests/sec")]
+    return float(rate)
+
+
+def wait_until_up(url: str, body: str) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            answer = httpx.post(url, content=body, headers={"content-type": "application/json"})
+            assert "errors" not in answer.json(), answer.text
+            return
+        except httpx.TransportError:
+            time.sleep(0.1)
+    raise RuntimeError("the server did not start")
+
+
+if __name__ == "__main__":
+    main()
