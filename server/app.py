@@ -79,8 +79,8 @@ def create_app(
     downloads = Downloads(ClientBudgets(settings, services.budgets))
     request_log = RequestLog.configured(settings)
     observers: list[Observer] = [request_log.observe] if request_log is not None else []
+    request_metrics = RequestMetrics(Operations.of_site(services.persisted.trusted, CONTRACT))
     if settings.metrics:
-        request_metrics = RequestMetrics(Operations.of_site(services.persisted.trusted, CONTRACT))
         observers.append(request_metrics.observe)
 
     def observed(opened: Store) -> None:
@@ -106,7 +106,10 @@ def create_app(
         if settings.metrics and settings.metrics_port is not None:
             start_http_server(settings.metrics_port, registry=registry())
         following = asyncio.create_task(opened.follow_changes())
-        flushing = asyncio.create_task(request_log.flush_periodically()) if request_log else None
+        periodic = [request_metrics.fold_periodically()] if settings.metrics else []
+        if request_log is not None:
+            periodic.append(request_log.flush_periodically())
+        writers = [asyncio.create_task(work) for work in periodic]
         # What start-up made (modules, the schema, settings) lives as long as the process: out
         # of the collector's sight, a full collection takes some 15 ms instead of 75.
         gc.collect()
@@ -114,8 +117,8 @@ def create_app(
         yield
         remove_drain()
         following.cancel()
-        if flushing is not None:
-            flushing.cancel()
+        for writer in writers:
+            writer.cancel()
         await services.budgets.close()
         if store is None:
             await opened.close()
@@ -155,6 +158,7 @@ def create_app(
     app.state.services = services
     app.state.drain = drain
     app.state.request_log = request_log
+    app.state.request_metrics = request_metrics
     return app
 
 

@@ -9,6 +9,7 @@ trusted documents, or `contract/`), else `other` (`anonymous` without a name, `b
 batch); codes are the API's error codes (a fixed list), statuses HTTP's.
 """
 
+import asyncio
 import os
 import time
 from collections.abc import Callable, Iterable
@@ -33,6 +34,9 @@ from starlette.types import Scope
 
 from server.store_calls import Call, wrap_store_calls
 from store.queries import Store
+
+FOLD_REQUESTS = 256
+FOLD_SECONDS = 0.25
 
 LATENCY = Histogram(
     "almanac_request_seconds",
@@ -104,19 +108,40 @@ class Operations:
 
 class RequestMetrics:
     """Each answered request counted, by operation, code and status, and timed (an observer of
-    server.logs.RequestIds)."""
+    server.logs.RequestIds). A request only notes its labels and time; they are folded into
+    the histogram 256 at a time, every 0.25 s and before each scrape, which costs a request a
+    third of an observation made as it ends (see server.request_log: the same cache misses)."""
 
     def __init__(self, operations: Operations) -> None:
         self.operations = operations
         self.labelled: dict[tuple[str, str, int], Any] = {}
+        self.pending: list[tuple[str, str, int, float]] = []
 
     def observe(self, scope: Scope, status: int, seconds: float) -> None:
-        if scope["path"] == "/metrics":
-            return
         exchange = scope.get("state", {}).get("exchange")
-        operation = self.operations.label(getattr(exchange, "operation", None))
-        code = getattr(exchange, "code", None) or "none"
-        self.child(operation, code, status).observe(seconds)
+        if exchange is None:  # not a GraphQL request
+            if scope["path"] == "/metrics":
+                return
+            operation, code = "anonymous", "none"
+        else:
+            operation, code = self.operations.label(exchange.operation), exchange.code or "none"
+        self.pending.append((operation, code, status, seconds))
+        if len(self.pending) >= FOLD_REQUESTS:
+            self.fold()
+
+    def fold(self) -> None:
+        """Puts the noted requests into the histogram."""
+        noted, self.pending = self.pending, []
+        for operation, code, status, seconds in noted:
+            self.child(operation, code, status).observe(seconds)
+
+    async def fold_periodically(self) -> None:
+        try:
+            while True:
+                await asyncio.sleep(FOLD_SECONDS)
+                self.fold()
+        finally:
+            self.fold()
 
     def child(self, operation: str, code: str, status: int) -> Any:
         """The histogram of these labels (prometheus-client's `labels` is a slow lookup; the
@@ -145,6 +170,7 @@ def watch_kept_answers(held: Callable[[], int]) -> None:
 
 async def metrics(request: Request) -> Response:
     """`/metrics`: every metric, in Prometheus' text format."""
+    request.app.state.request_metrics.fold()
     return Response(generate_latest(registry()), media_type=CONTENT_TYPE_LATEST)
 
 
