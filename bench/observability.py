@@ -28,7 +28,7 @@ from statistics import median
 
 import httpx
 
-from bench.run import CONTRACT, HOST, SLUG, UNREFUSING_BUDGET, free_port, lua_string
+from bench.run import CONTRACT, HOST, SLUG, UNREFUSING_BUDGET, free_port, post_script
 
 CONFIGURATIONS = {
     "off": {"ALMANAC_METRICS": "false", "ALMANAC_LOG_LEVEL": "warning"},
@@ -55,12 +55,7 @@ def main() -> None:
     body = json.dumps({"query": CONTRACT.read_text(encoding="utf-8"), "variables": {"slug": SLUG}})
     results: dict[str, list[Run]] = {name: [] for name in configurations}
     with tempfile.TemporaryDirectory() as scratch:
-        script = Path(scratch) / "post.lua"
-        script.write_text(
-            'wrk.method = "POST"\n'
-            'wrk.headers["Content-Type"] = "application/json"\n'
-            f"wrk.body = {lua_string(body)}\n"
-        )
+        script = post_script(Path(scratch), body)
         for round_number in range(args.rounds):
             for name, settings in configurations.items():
                 log = Path(scratch) / f"{name}-{round_number}.log"

@@ -64,12 +64,7 @@ def main() -> None:
         {"extensions": json.dumps(extensions), "variables": json.dumps({"slug": SLUG})}
     )
     with tempfile.TemporaryDirectory() as scratch:
-        post = Path(scratch) / "post.lua"
-        post.write_text(
-            'wrk.method = "POST"\n'
-            'wrk.headers["Content-Type"] = "application/json"\n'
-            f"wrk.body = {lua_string(body)}\n"
-        )
+        post = post_script(Path(scratch), body)
         get = Path(scratch) / "get.lua"
         get.write_text(f"wrk.path = {lua_string(persisted)}\n")
         with serve("server.app:app_from_environment", UNREFUSING_BUDGET) as url:
@@ -117,6 +112,17 @@ def contract_query() -> str:
 
 def json_headers() -> dict[str, str]:
     return {"Content-Type": "application/json"}
+
+
+def post_script(folder: Path, body: str) -> Path:
+    """A wrk script POSTing `body` as JSON."""
+    script = folder / "post.lua"
+    script.write_text(
+        'wrk.method = "POST"\n'
+        'wrk.headers["Content-Type"] = "application/json"\n'
+        f"wrk.body = {lua_string(body)}\n"
+    )
+    return script
 
 
 def lua_string(text: str) -> str:

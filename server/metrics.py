@@ -9,7 +9,6 @@ trusted documents, or `contract/`), else `other` (`anonymous` without a name, `b
 batch); codes are the API's error codes (a fixed list), statuses HTTP's.
 """
 
-import asyncio
 import os
 import time
 from collections.abc import Callable, Iterable
@@ -37,6 +36,7 @@ from store.queries import Store
 
 FOLD_REQUESTS = 256
 FOLD_SECONDS = 0.25
+"""How often the running server folds the requests noted (server.app)."""
 
 LATENCY = Histogram(
     "almanac_request_seconds",
@@ -134,14 +134,6 @@ class RequestMetrics:
         noted, self.pending = self.pending, []
         for operation, code, status, seconds in noted:
             self.child(operation, code, status).observe(seconds)
-
-    async def fold_periodically(self) -> None:
-        try:
-            while True:
-                await asyncio.sleep(FOLD_SECONDS)
-                self.fold()
-        finally:
-            self.fold()
 
     def child(self, operation: str, code: str, status: int) -> Any:
         """The histogram of these labels (prometheus-client's `labels` is a slow lookup; the

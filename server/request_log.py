@@ -11,7 +11,6 @@ misses of code run once between two requests. So a request only notes its fields
 are waiting, every 0.25 s while the server runs, and at shutdown.
 """
 
-import asyncio
 import sys
 import time
 from typing import BinaryIO
@@ -27,6 +26,7 @@ NAME = "almanac.requests"
 PREFIX = f"INFO:     {NAME}: "
 FLUSH_LINES = 256
 FLUSH_SECONDS = 0.25
+"""How often the running server writes the lines waiting (server.app)."""
 
 # What a request notes: time, method, path, status, seconds, operation, cost, code, key name,
 # client address, request ID, trace ID.
@@ -87,47 +87,23 @@ class RequestLog:
         for each in noted:
             # Each line copied out at once: orjson's bytes, all kept alive until the join,
             # made a line cost three times as much (each a fresh block from malloc).
-            written += line(*each)
+            written += line(each)
         stream = self.stream or sys.stderr.buffer
         stream.write(written)
         stream.flush()
 
-    def text_line(
-        self,
-        when: float,
-        method: str,
-        path: str,
-        status: int,
-        seconds: float,
-        operation: str,
-        cost: int | None,
-        code: str,
-        key: str,
-        client: str,
-        ident: str,
-        trace: str | None,
-    ) -> bytes:
+    def text_line(self, noted: Noted) -> bytes:
+        _, method, path, status, seconds, operation, cost, code, key, client, ident, trace = noted
         traced = "" if trace is None else f" trace {trace}"
         return (
             f"{PREFIX}{method} {path} {status} {seconds * 1000:.1f}ms operation={operation} "
             f"cost={cost} code={code} key={key} client={client} [request {ident}{traced}]\n"
         ).encode()
 
-    def json_line(
-        self,
-        when: float,
-        method: str,
-        path: str,
-        status: int,
-        seconds: float,
-        operation: str,
-        cost: int | None,
-        code: str,
-        key: str,
-        client: str,
-        ident: str,
-        trace: str | None,
-    ) -> bytes:
+    def json_line(self, noted: Noted) -> bytes:
+        when, method, path, status, seconds, operation, cost, code, key, client, ident, trace = (
+            noted
+        )
         fields = {
             "asctime": self.asctime(when),
             "levelname": "INFO",
@@ -156,12 +132,3 @@ class RequestLog:
             self.second = second
             self.second_text = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(second))
         return f"{self.second_text},{int((when - second) * 1000):03d}"
-
-    async def flush_periodically(self) -> None:
-        """Writes what waits every 0.25 s, so a quiet server's last lines are not held back."""
-        try:
-            while True:
-                await asyncio.sleep(FLUSH_SECONDS)
-                self.flush()
-        finally:
-            self.flush()
