@@ -120,3 +120,25 @@ def test_every_line_written_during_a_request_names_it() -> None:
     finally:
         request_id.reset(token)
     assert record.request_id == "req-7"  # type: ignore[attr-defined]
+
+
+async def test_an_error_line_carries_the_request_id_and_the_client_sees_no_traceback(
+    client: httpx.AsyncClient,
+    store: Store,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def broken() -> None:
+        raise RuntimeError("the database caught fire at 10.0.0.7")
+
+    monkeypatch.setattr(store, "site_figures", broken)
+    caplog.handler.addFilter(WithRequestId())  # as `almanac serve`'s handler has it
+    with caplog.at_level(logging.ERROR):
+        response = await client.post("/graphql", json=QUERY, headers={"X-Request-ID": "err-9"})
+    assert response.headers["x-request-id"] == "err-9"
+    assert response.json()["errors"][0]["extensions"] == {"code": "INTERNAL_SERVER_ERROR"}
+    assert "fire" not in response.text
+    assert "Traceback" not in response.text
+    [logged] = [record for record in caplog.records if record.exc_info]
+    assert logged.request_id == "err-9"  # type: ignore[attr-defined]
+    assert "caught fire" in str(logged.exc_info[1])  # type: ignore[index]
