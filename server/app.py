@@ -120,6 +120,7 @@ def create_app(
         following.cancel()
         for writer in writers:
             writer.cancel()
+        await asyncio.gather(*writers, return_exceptions=True)  # each writes what waits
         await services.budgets.close()
         if store is None:
             await opened.close()

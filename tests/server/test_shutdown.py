@@ -66,6 +66,11 @@ def test_sigterm_drains_then_lets_in_flight_requests_finish() -> None:
         assert json.loads(body)["data"]["benchmarks"]["totalCount"] > 0
         assert served.process.wait(timeout=10) == -signal.SIGTERM
         assert any("SIGTERM: draining for 1.5 s" in line for line in served.log)
+        # The request lines still waiting to be written were written before the end.
+        deadline = time.monotonic() + 5
+        while sum("POST /graphql 200" in line for line in served.log) < 2:
+            assert time.monotonic() < deadline, "".join(served.log)
+            time.sleep(0.05)
 
 
 def test_an_in_flight_request_past_the_limit_is_cut_off() -> None:
