@@ -97,7 +97,8 @@ class RequestLog:
         traced = "" if trace is None else f" trace {trace}"
         return (
             f"{PREFIX}{method} {path} {status} {seconds * 1000:.1f}ms operation={operation} "
-            f"cost={cost} code={code} key={key} client={client} [request {ident}{traced}]\n"
+            f"cost={'-' if cost is None else cost} code={code} key={key} client={client} "
+            f"[request {ident}{traced}]\n"
         ).encode()
 
     def json_line(self, noted: Noted) -> bytes:

@@ -142,3 +142,18 @@ async def test_an_error_line_carries_the_request_id_and_the_client_sees_no_trace
     [logged] = [record for record in caplog.records if record.exc_info]
     assert logged.request_id == "err-9"  # type: ignore[attr-defined]
     assert "caught fire" in str(logged.exc_info[1])  # type: ignore[index]
+
+
+async def test_a_request_that_is_not_graphql_is_logged_too(
+    store: Store, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    app = create_app(Settings(), store)
+    async with http_client(app) as http:
+        capsysbinary.readouterr()
+        await http.get("/healthz", headers={"X-Request-ID": "probe-1"})
+        [line] = written(app, capsysbinary)
+    assert re.fullmatch(
+        r"INFO:     almanac\.requests: GET /healthz 200 \d+\.\dms operation=- cost=- code=- "
+        r"key=- client=127\.0\.0\.1 \[request probe-1\]",
+        line,
+    )
