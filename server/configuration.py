@@ -3,7 +3,6 @@ before anything opens, one message a bad setting so an operator fixes them all a
 effective configuration, its secrets masked (`almanac config`)."""
 
 import os
-from collections.abc import Mapping
 from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import ValidationError
@@ -45,13 +44,12 @@ def problem(item: ErrorDetails) -> str:
     return f"{name}: {message}{shown}"
 
 
-def unknown_variables(environ: Mapping[str, str] | None = None) -> list[str]:
+def unknown_variables() -> list[str]:
     """ALMANAC_* variables that are no setting: most often a misspelt one, silently unused."""
-    environ = os.environ if environ is None else environ
     known = {variable(field) for field in Settings.model_fields}
     return sorted(
         name
-        for name in environ
+        for name in os.environ
         if name.startswith(PREFIX)
         and name not in known
         and not name.startswith(TEST_SUITE_PREFIXES)
@@ -72,11 +70,8 @@ def masked(url: str) -> str:
     return urlunsplit(parts._replace(netloc=f"{userinfo}@{host}"))
 
 
-def effective_configuration(
-    settings: Settings, environ: Mapping[str, str] | None = None
-) -> list[tuple[str, str, str]]:
+def effective_configuration(settings: Settings) -> list[tuple[str, str, str]]:
     """(variable, value, where it came from) for every setting, secrets masked."""
-    environ = os.environ if environ is None else environ
     rows = []
     for field in Settings.model_fields:
         name = variable(field)
@@ -89,5 +84,5 @@ def effective_configuration(
             text = str(value).lower() if isinstance(value, bool) else str(value)
         if is_secret(name) and text:
             text = masked(text)
-        rows.append((name, text, "environment" if name in environ else "default"))
+        rows.append((name, text, "environment" if name in os.environ else "default"))
     return rows

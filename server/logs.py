@@ -43,7 +43,8 @@ class WithRequestId(logging.Filter):
 
 def log_config(settings: Settings) -> dict[str, Any]:
     """Logging for `almanac serve` (Uvicorn's `log_config`): Uvicorn's own lines and the
-    almanac's, in the configured format; Uvicorn's access log is replaced by `RequestIds`'.
+    almanac's, in the configured format. Uvicorn's access log is replaced by the request log
+    (server.request_log), which writes its lines itself in the same shape.
     With tracing on, each line also carries its trace ID."""
     filters: dict[str, Any] = {"request_id": {"()": WithRequestId}}
     text, fields = TEXT_FORMAT, JSON_FIELDS

@@ -1,8 +1,9 @@
 """OpenTelemetry traces (`ALMANAC_TRACING=true`; off by default): a span for each HTTP request
-(Starlette's instrumentation), for each GraphQL operation and each resolver (Strawberry's
-extension), and for each store call, exported by OTLP over HTTP to the collector the standard
-`OTEL_EXPORTER_OTLP_*` variables name. The service is `OTEL_SERVICE_NAME`, by default
-`benchmark-almanac`. The request's log line carries its trace ID."""
+(OpenTelemetry's ASGI middleware, the one Starlette's instrumentation installs), for each
+GraphQL operation and each resolver (Strawberry's extension), and for each store call, exported
+by OTLP over HTTP to the collector the standard `OTEL_EXPORTER_OTLP_*` variables name. The
+service is `OTEL_SERVICE_NAME`, by default `benchmark-almanac`. The request's log line carries
+its trace ID."""
 
 import logging
 import os
