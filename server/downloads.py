@@ -18,7 +18,7 @@ from graphql import DocumentNode, parse
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from api_errors import ApiError
+from api_errors import ApiError, ErrorCode
 from editing.dataset import dataset_lines, export_dataset
 from request_limits.budgets import Allowance
 from request_limits.cost import REFUSED_COST, query_cost
@@ -27,6 +27,7 @@ from schema.extensions.metering import LIST_SIZES, published_types
 from schema.json import digest, encode_json
 from server.client_budgets import ClientBudgets, rate_limit_headers, throttled_error
 from server.errors import refusal_response
+from server.graphql_view import Exchange
 from server.http_caching import cache_control, conditional, entity_tag, matches
 
 LEADERBOARD = """
@@ -177,6 +178,7 @@ class Downloads:
         dataset = await export_dataset(store)
         cost = 1 + sum(len(dataset[section]) for section in EXPORTED)  # each item an object
         allowance = await self.clients.charge(request, identity, cost)
+        _note(request, NDJSON, identity, cost, allowance)
         if not allowance.allowed:
             return self.throttled(cost, allowance)
         headers = {
@@ -203,6 +205,7 @@ class Downloads:
         except ApiError as refusal:
             return await self.clients.refused(request, identity, refusal)
         allowance = await self.clients.charge(request, identity, cost)
+        _note(request, media_type, identity, cost, allowance)
         if not allowance.allowed:
             return self.throttled(cost, allowance)
         headers = {
@@ -220,6 +223,14 @@ class Downloads:
         report = {"cost": self.clients.cost_report(cost, allowance)}
         headers = rate_limit_headers(allowance)
         return refusal_response(throttled_error(cost, allowance), report, headers)
+
+
+def _note(
+    request: Request, media_type: str, identity: Identity | None, cost: int, allowance: Allowance
+) -> None:
+    """What the request log and the metrics say of a download: its key, its cost, a throttle."""
+    code = None if allowance.allowed else ErrorCode.THROTTLED.value
+    request.state.exchange = Exchange(media_type, identity=identity, cost=cost, code=code)
 
 
 async def _run(

@@ -157,3 +157,20 @@ async def test_a_request_that_is_not_graphql_is_logged_too(
         r"key=- client=127\.0\.0\.1 \[request probe-1\]",
         line,
     )
+
+
+async def test_a_download_is_logged_with_its_key_and_cost(
+    store: Store, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    key = await create_key(store, "partner-b", "read")
+    app = create_app(Settings(), store)
+    async with http_client(app) as http:
+        capsysbinary.readouterr()
+        response = await http.get(
+            "/benchmarks/code-interpreter-benchmark-general.csv",
+            headers={"Authorization": f"Bearer {key}"},
+        )
+        [line] = written(app, capsysbinary)
+    assert response.status_code == 200
+    spent = 20_000 - int(response.headers["ratelimit-remaining"])  # a key's default bucket
+    assert f" cost={spent} code=- key=partner-b " in line
