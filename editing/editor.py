@@ -250,7 +250,7 @@ class Editor:
             *([fields.name] if fields.name else []),
         ]
         owners = await self.workspace.owners([model_key(spelling) for spelling in spellings])
-        return dict((await self.workspace.catalog()).labs), owners
+        return await self.workspace.known_labs(), owners
 
     async def _insert(self, collection: Collection, doc: Any, what: str) -> None:
         try:

@@ -31,6 +31,7 @@ class Workspace(Protocol):
         ...
 
     async def owners(self, keys: list[str]) -> dict[str, str]: ...
+    async def known_labs(self) -> dict[str, LabDoc]: ...
     async def categories(self) -> dict[str, CategoryDoc]: ...
     async def load(self, collection: Collection, slug: str) -> Any | None: ...
     async def insert(self, collection: Collection, doc: Any) -> None: ...
@@ -45,7 +46,7 @@ class LiveWorkspace:
 
     async def catalog(self) -> Catalog:
         return Catalog(
-            labs={lab["slug"]: lab for lab in await self.store.labs()},
+            labs=await self.known_labs(),
             categories=await self.categories(),
             parents=await self.store.benchmark_parents(),
         )
@@ -56,6 +57,9 @@ class LiveWorkspace:
 
     async def owners(self, keys: list[str]) -> dict[str, str]:
         return _owners(await self.store.models_by_keys(keys))
+
+    async def known_labs(self) -> dict[str, LabDoc]:
+        return {lab["slug"]: lab for lab in await self.store.labs()}
 
     async def categories(self) -> dict[str, CategoryDoc]:
         return {category["slug"]: category for category in await self.store.known_categories()}
@@ -115,15 +119,16 @@ class ImportWorkspace:
 
     @classmethod
     async def of(cls, store: Store, benchmarks: list[str], dry_run: bool) -> "ImportWorkspace":
-        """The store's labs, categories and models, and these benchmarks."""
+        """The store's catalog (labs, categories, parents) and models, and these benchmarks."""
+        catalog = await LiveWorkspace(store).catalog()
         return cls(
             store=store,
             dry_run=dry_run,
-            labs={lab["slug"]: lab for lab in await store.labs()},
-            known_categories={c["slug"]: c for c in await store.known_categories()},
+            labs=dict(catalog.labs),
+            known_categories=dict(catalog.categories),
             models={model["slug"]: model for model in await store.models()},
             benchmarks={doc["slug"]: doc for doc in await store.benchmarks_by_slugs(benchmarks)},
-            parents=await store.benchmark_parents(),
+            parents=dict(catalog.parents),
         )
 
     async def catalog(self) -> Catalog:
@@ -136,6 +141,9 @@ class ImportWorkspace:
 
     async def owners(self, keys: list[str]) -> dict[str, str]:
         return _owners(self.models.values())
+
+    async def known_labs(self) -> dict[str, LabDoc]:
+        return self.labs
 
     async def categories(self) -> dict[str, CategoryDoc]:
         return self.known_categories
