@@ -13,6 +13,8 @@ from typing import Protocol
 
 from cachetools import LRUCache
 
+from api_errors import ApiError, ErrorCode
+
 # Buckets kept in memory per process, by default; a forgotten bucket is one that has drained
 # anyway (or belongs to one of very many addresses, which then start full again).
 LOCAL_BUCKETS = 50_000
@@ -58,6 +60,17 @@ class Allowance:
     def reset_after(self) -> int:
         """Whole seconds until the bucket is empty again, the full capacity available."""
         return math.ceil(self.policy.seconds_to_drain(self.level))
+
+
+def throttled_error(cost: int, allowance: Allowance) -> ApiError:
+    return ApiError(
+        f"This request costs {cost} points and {allowance.remaining} are left in your budget, "
+        f"which refills at {allowance.policy.restore_rate:g} points a second. "
+        f"Retry in {allowance.retry_after} seconds.",
+        code=ErrorCode.THROTTLED,
+        status=429,
+        headers={"Retry-After": str(allowance.retry_after), "Cache-Control": "no-store"},
+    )
 
 
 class Budgets(Protocol):

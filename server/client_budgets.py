@@ -7,8 +7,8 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from api_errors import ApiError, ErrorCode
-from request_limits.budgets import Allowance, Budgets
+from api_errors import ApiError
+from request_limits.budgets import Allowance, Budgets, throttled_error
 from request_limits.cost import REFUSED_COST
 from schema import Identity
 from server.api_keys import InvalidCredentials, authenticate
@@ -74,17 +74,6 @@ class ClientBudgets:
                 "restoreRate": allowance.policy.restore_rate,
             }
         return report
-
-
-def throttled_error(cost: int, allowance: Allowance) -> ApiError:
-    return ApiError(
-        f"This request costs {cost} points and {allowance.remaining} are left in your budget, "
-        f"which refills at {allowance.policy.restore_rate:g} points a second. "
-        f"Retry in {allowance.retry_after} seconds.",
-        code=ErrorCode.THROTTLED,
-        status=429,
-        headers={"Retry-After": str(allowance.retry_after), "Cache-Control": "no-store"},
-    )
 
 
 def rate_limit_headers(allowance: Allowance) -> dict[str, str]:

@@ -20,12 +20,12 @@ from starlette.responses import Response, StreamingResponse
 
 from api_errors import ApiError, ErrorCode
 from editing.dataset import dataset_lines, export_dataset
-from request_limits.budgets import Allowance
+from request_limits.budgets import Allowance, throttled_error
 from request_limits.cost import REFUSED_COST, query_cost
 from schema import Identity, new_context, schema
 from schema.extensions.metering import LIST_SIZES, published_types
 from schema.json import digest, encode_json
-from server.client_budgets import ClientBudgets, rate_limit_headers, throttled_error
+from server.client_budgets import ClientBudgets, rate_limit_headers
 from server.errors import refusal_response
 from server.graphql_view import Exchange
 from server.http_caching import cache_control, conditional, entity_tag, matches

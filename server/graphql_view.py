@@ -32,13 +32,13 @@ from strawberry.types import ExecutionResult
 from strawberry.types.graphql import OperationType
 
 from api_errors import ApiError, ErrorCode, client_facing
-from request_limits.budgets import Budgets
+from request_limits.budgets import Budgets, throttled_error
 from request_limits.cost import REFUSED_COST
 from schema import AlmanacSchema, Context, Identity, new_context, schema
 from schema.extensions.answer_reuse import kept_answer
 from schema.extensions.services import Meter, MeterMode, Services, operation_key
 from schema.json import digest, encode_json
-from server.client_budgets import ClientBudgets, rate_limit_headers, throttled_error
+from server.client_budgets import ClientBudgets, rate_limit_headers
 from server.graphiql import graphiql_page
 from server.graphql_request import GRAPHQL_RESPONSE, read_requests, response_media_type
 from server.http_caching import cache_control, conditional, entity_tag

@@ -26,6 +26,7 @@ from strawberry.schema.base import BaseSchema
 from strawberry.types import ExecutionResult
 
 from api_errors import ApiError, ErrorCode
+from request_limits.budgets import throttled_error
 from request_limits.cost import REFUSED_COST, ListSizes, query_cost
 from schema.extensions.services import MeterMode, Services, operation_of, services_of
 from schema.pagination import MAX_LIST_SLICE, MAX_PAGE_SIZE
@@ -66,13 +67,7 @@ class Metering(SchemaExtension):
         if meter.mode is MeterMode.PAY:
             allowance = await meter.charge(cost)
             if not allowance.allowed:
-                raise ApiError(
-                    f"This request costs {cost} points and {allowance.remaining} are left in "
-                    f"your budget, which refills at {allowance.policy.restore_rate:g} points a "
-                    f"second. Retry in {allowance.retry_after} seconds.",
-                    code=ErrorCode.THROTTLED,
-                    status=429,
-                )
+                raise throttled_error(cost, allowance)
         if meter.mode is MeterMode.PRICE:
             context.result = ExecutionResult(data=None, errors=None)  # Priced: it does not run.
         yield
