@@ -124,12 +124,16 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         assert isinstance(request, Request)  # No WebSocket route leads here.
         if self.should_render_graphql_ide(request):
             return new_context(request.app.state.store, request)
+        made: Context | None = getattr(request.state, "context", None)
+        if made is not None:
+            return made  # by `reused`, which found no kept answer: the key is read once
         exchange = Exchange(media_type=response_media_type(request.headers.get("accept")))
         request.state.exchange = exchange
         identity = exchange.identity = await self.clients.identify(request)
         context = new_context(request.app.state.store, request, identity)
         context.services = self.services.graphql
         context.meter = Meter(pay=lambda cost: self.clients.charge(request, identity, cost))
+        request.state.context = context
         return context
 
     async def parse_http_body(
@@ -153,7 +157,6 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         batch = request_data if isinstance(request_data, list) else [request_data]
         if batched:
             request.state.exchange.operation = "batch"
-        if batched:
             if len(batch) > self.settings.max_batch:
                 raise ApiError(
                     f"The batch holds {len(batch)} operations; the most allowed is "

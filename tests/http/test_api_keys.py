@@ -1,6 +1,9 @@
 """Keys: reads stay open; every change needs a key in force with the admin scope."""
 
+from typing import Any
+
 import httpx
+import pytest
 
 from server.api_keys import create_key, revoke_key
 from store.queries import Store
@@ -79,3 +82,24 @@ async def test_only_a_hash_of_the_secret_is_stored(store: Store) -> None:
     key = await create_key(store, "editor", "admin")
     secret = key.split("_")[2]
     assert secret not in await snapshot(store)
+
+
+async def test_a_request_reads_its_key_once(
+    client: httpx.AsyncClient, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = await create_key(store, "partner", "read")
+    reads: list[str] = []
+    read_key = store.api_key
+
+    async def counted(key_id: str) -> Any:
+        reads.append(key_id)
+        return await read_key(key_id)
+
+    monkeypatch.setattr(store, "api_key", counted)
+    query = {"query": "{ benchmarks(first: 1) { totalCount } }"}
+    headers = {"Authorization": f"Bearer {key}"}
+    first = await client.post("/graphql", json=query, headers=headers)  # run: no kept answer
+    assert first.json()["data"]["benchmarks"]["totalCount"] > 0
+    assert len(reads) == 1
+    await client.post("/graphql", json=query, headers=headers)  # its answer kept
+    assert len(reads) == 2
