@@ -80,17 +80,19 @@ def create_app(
     downloads = Downloads(ClientBudgets(settings, services.budgets))
     request_log = RequestLog.configured(settings)
     observers: list[Observer] = [request_log.observe] if request_log is not None else []
-    request_metrics = RequestMetrics(Operations.of_site(services.persisted.trusted, CONTRACT))
+    request_metrics = None
     if settings.metrics:
+        request_metrics = RequestMetrics(Operations.of_site(services.persisted.trusted, CONTRACT))
         observers.append(request_metrics.observe)
 
     def observed(opened: Store) -> None:
-        timed_store(opened)
+        if settings.metrics:
+            timed_store(opened)
+            watch_data_version(opened)
+            answers = services.graphql.answers
+            watch_kept_answers(lambda: answers.bytes_held if answers is not None else 0)
         if tracing is not None:
             traced_store(opened, tracing)
-        watch_data_version(opened)
-        answers = services.graphql.answers
-        watch_kept_answers(lambda: answers.bytes_held if answers is not None else 0)
 
     if store is not None:
         observed(store)
@@ -107,7 +109,7 @@ def create_app(
         if settings.metrics and settings.metrics_port is not None:
             start_http_server(settings.metrics_port, registry=registry())
         following = asyncio.create_task(opened.follow_changes())
-        periodic = [every(FOLD_SECONDS, request_metrics.fold)] if settings.metrics else []
+        periodic = [every(FOLD_SECONDS, request_metrics.fold)] if request_metrics else []
         if request_log is not None:
             periodic.append(every(FLUSH_SECONDS, request_log.flush))
         writers = [asyncio.create_task(work) for work in periodic]
