@@ -39,11 +39,11 @@ from graphql import (
     VariableNode,
     get_directive_values,
     get_named_type,
-    get_operation_ast,
     value_from_ast,
 )
 
 from api_errors import ApiError
+from request_limits.document import selected_operation
 
 REFUSED_COST = 1
 """What a refused request is charged, and the least any request is: none is free, so no client
@@ -68,14 +68,13 @@ def query_cost(
     variables: Mapping[str, Any] | None,
     sizes: ListSizes,
 ) -> int:
-    """The cost of the operation the request runs (0 if the document names none such).
+    """The cost of the operation the request runs (`selected_operation`: refused, as
+    `ApiError`, if the document does not say which).
 
     A `first` or `last` outside what its field allows is refused (`ApiError`): the request may
     not run.
     """
-    operation = get_operation_ast(document, operation_name)
-    if operation is None:
-        return 0
+    operation = selected_operation(document, operation_name)
     root = schema.get_root_type(operation.operation)
     if root is None:
         return 0

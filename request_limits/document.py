@@ -41,6 +41,34 @@ class DocumentLimits:
     max_aliases: int
 
 
+def selected_operation(
+    document: DocumentNode, operation_name: str | None
+) -> OperationDefinitionNode:
+    """The operation a request runs, by the spec's GetOperation: the one named, or the only one.
+
+    Pricing and execution both go by this rule (execution is handed the same name), so the
+    operation priced is the one that runs. A document with several operations and no name, or
+    without the one named, is refused before anything runs (`BAD_REQUEST`).
+    """
+    operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
+    if operation_name is None:
+        if len(operations) == 1:
+            return operations[0]
+        message = (
+            "The document holds no operation."
+            if not operations
+            else f"The document holds {len(operations)} operations: name the one to run in "
+            "`operationName`."
+        )
+        raise ApiError(message, code=ErrorCode.BAD_REQUEST)
+    for operation in operations:
+        if operation.name is not None and operation.name.value == operation_name:
+            return operation
+    raise ApiError(
+        f"The document holds no operation named {operation_name!r}.", code=ErrorCode.BAD_REQUEST
+    )
+
+
 def too_many_tokens(text: str, limits: DocumentLimits) -> ApiError | None:
     """The refusal of a document too long to parse, if it is."""
     if token_count(text, stop_after=limits.max_tokens) <= limits.max_tokens:

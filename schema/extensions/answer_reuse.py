@@ -12,10 +12,10 @@ JSON is written as it is.
 from collections.abc import Iterator
 
 import orjson
-from graphql import get_operation_ast
 from strawberry.extensions import SchemaExtension
 from strawberry.types.graphql import OperationType
 
+from request_limits.document import selected_operation
 from schema.extensions.metering import rate_limit_fields
 from schema.extensions.services import (
     CachedAnswer,
@@ -48,7 +48,7 @@ class KeepAnswers(SchemaExtension):
         if context.operation_type is not OperationType.QUERY or version is None:
             return
         document = context.graphql_document
-        if document and rate_limit_fields(get_operation_ast(document, context.operation_name)):
+        if document and rate_limit_fields(selected_operation(document, key[1])):
             return  # It answers with the caller's budget: no other request's answer.
         if result is None or result.errors or result.data is None:
             return

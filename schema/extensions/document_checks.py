@@ -23,9 +23,10 @@ from request_limits.document import (
     DocumentLimits,
     FragmentCycles,
     limit_rules,
+    selected_operation,
     too_many_tokens,
 )
-from schema.extensions.services import KnownDocument, services_of
+from schema.extensions.services import KnownDocument, operation_of, services_of
 
 
 class DocumentChecks(SchemaExtension):
@@ -49,6 +50,13 @@ class DocumentChecks(SchemaExtension):
                     extensions=error.extensions,
                 )
             self.execution_context.graphql_document = known.parsed
+            if (key := operation_of(self.execution_context)) is not None:
+                # The operation priced is the one that runs: a document that does not say
+                # which is refused now, before anything is priced or run.
+                try:
+                    selected_operation(known.parsed, key[1])
+                except ApiError as refusal:
+                    raise refusal.as_graphql_error() from None
         yield
 
     def on_validate(self) -> Iterator[None]:

@@ -19,7 +19,6 @@ from graphql import (
     SelectionSetNode,
     VariableNode,
     build_schema,
-    get_operation_ast,
 )
 from strawberry.extensions import SchemaExtension
 from strawberry.schema.base import BaseSchema
@@ -28,6 +27,7 @@ from strawberry.types import ExecutionResult
 from api_errors import ApiError, ErrorCode
 from request_limits.budgets import throttled_error
 from request_limits.cost import REFUSED_COST, ListSizes, query_cost
+from request_limits.document import selected_operation
 from schema.extensions.services import MeterMode, Services, operation_of, services_of
 from schema.pagination import MAX_LIST_SLICE, MAX_PAGE_SIZE
 
@@ -56,7 +56,9 @@ class Metering(SchemaExtension):
         meter.priced = cost = max(REFUSED_COST, self.cost(services))
         document = context.graphql_document
         assert document is not None
-        operation = get_operation_ast(document, context.operation_name)
+        key = operation_of(context)
+        assert key is not None
+        operation = selected_operation(document, key[1])
         rate_limits = rate_limit_fields(operation)
         if operation is not None and asks_dry_run(rate_limits, context.variables):
             # Priced and checked: only `rateLimit` runs, and the request is charged the least

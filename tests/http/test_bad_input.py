@@ -87,8 +87,8 @@ async def test_unknown_operation_name(client: httpx.AsyncClient, accept: str, st
         headers={"accept": accept},
     )
     assert response.status_code == status
-    assert only_error(response)["message"] == 'Unknown operation named "B".'
-    assert only_error(response)["extensions"]["code"] == "GRAPHQL_VALIDATION_FAILED"
+    assert only_error(response)["message"] == "The document holds no operation named 'B'."
+    assert only_error(response)["extensions"]["code"] == "BAD_REQUEST"
 
 
 async def test_mutation_over_get_is_refused(client: httpx.AsyncClient) -> None:
