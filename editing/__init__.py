@@ -1,1 +1,48 @@
-"""The write side: validated changes to benchmarks, reads and models, written with revisions."""
+"""The write side: checked inputs, the documents a change makes, the change service with its
+revisions, and the file format and bulk import.
+
+Other packages import from here, never from the modules inside (import-linter checks it)."""
+
+from editing.changes import Stamp
+from editing.dataset import dataset_lines, export_dataset, read_dataset
+from editing.editor import Editor
+from editing.errors import InvalidInput, Problem
+from editing.importer import ImportSummary, import_dataset, item_count, seed
+from editing.inputs import (
+    MAX_CATEGORIES,
+    MAX_MODEL_CARD_REPORTS,
+    MAX_TRACKS,
+    BenchmarkFields,
+    CategoryFields,
+    LabFields,
+    ModelFields,
+    ReadFields,
+    check_slug,
+    parse,
+)
+from editing.workspace import DryRunWorkspace
+
+__all__ = [
+    "MAX_CATEGORIES",
+    "MAX_MODEL_CARD_REPORTS",
+    "MAX_TRACKS",
+    "BenchmarkFields",
+    "CategoryFields",
+    "DryRunWorkspace",
+    "Editor",
+    "ImportSummary",
+    "InvalidInput",
+    "LabFields",
+    "ModelFields",
+    "Problem",
+    "ReadFields",
+    "Stamp",
+    "check_slug",
+    "dataset_lines",
+    "export_dataset",
+    "import_dataset",
+    "item_count",
+    "parse",
+    "read_dataset",
+    "seed",
+]

@@ -14,7 +14,7 @@ from editing.errors import InvalidInput, Location, Problem
 from editing.inputs import MAX_CATEGORIES, MAX_TRACKS, BenchmarkFields, ModelFields, ReadFields
 from resolvers.history import entry_identity, is_recorded, read_changes
 from resolvers.tracking import TrackedModels, model_key, tracked_model
-from store.documents import (
+from store import (
     BenchmarkDoc,
     CategoryDoc,
     Date,
@@ -23,8 +23,8 @@ from store.documents import (
     LabDoc,
     ModelDoc,
     ReadDoc,
+    score_range,
 )
-from store.vocabulary import score_range
 
 BOOKKEEPING = ("revision", "updated_by", "updated_at")
 

@@ -14,8 +14,7 @@ from typing import Any
 
 from editing.errors import InvalidInput, Problem
 from editing.inputs import READ_REQUEST_ONLY, BenchmarkFields, EntryFields, ModelFields, ReadFields
-from store.documents import BenchmarkDoc, ModelDoc
-from store.queries import Store
+from store import BenchmarkDoc, ModelDoc, Store
 
 FORMAT = "benchmark-almanac/1"
 SECTIONS = ("provenance", "site", "labs", "categories", "models", "benchmarks")

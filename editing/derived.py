@@ -8,7 +8,7 @@ from resolvers.family import family_root
 from resolvers.leaderboard import leaderboard
 from resolvers.ordering import catalog_order
 from resolvers.tracking import TrackedModels, model_key, model_keys
-from store.documents import BenchmarkDoc, EntryDoc, ModelDoc, TrackedRankDoc
+from store import BenchmarkDoc, EntryDoc, ModelDoc, TrackedRankDoc
 
 
 def with_benchmark_keys(doc: BenchmarkDoc, tracked: TrackedModels) -> BenchmarkDoc:

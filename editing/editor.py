@@ -32,8 +32,19 @@ from editing.inputs import BenchmarkFields, CategoryFields, LabFields, ModelFiel
 from editing.workspace import LiveWorkspace, Workspace
 from resolvers.history import same_entries
 from resolvers.tracking import TrackedModels, model_key
-from store.documents import BenchmarkDoc, CategoryDoc, EntryDoc, LabDoc, ModelDoc, ReadDoc
-from store.queries import PROVENANCE_ID, SITE_FIGURES_ID, AlreadyExists, Collection, Store
+from store import (
+    PROVENANCE_ID,
+    SITE_FIGURES_ID,
+    AlreadyExists,
+    BenchmarkDoc,
+    CategoryDoc,
+    Collection,
+    EntryDoc,
+    LabDoc,
+    ModelDoc,
+    ReadDoc,
+    Store,
+)
 
 Result = Literal["created", "updated", "unchanged"]
 

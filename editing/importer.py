@@ -32,9 +32,14 @@ from editing.workspace import BATCH_SIZE, ImportWorkspace, MovedOn, rank_tracked
 from resolvers import leaderboard as rules
 from resolvers.history import read_changes
 from resolvers.tracking import TrackedModels
-from store.documents import BenchmarkDoc
-from store.queries import PROVENANCE_ID, SITE_FIGURES_ID, Collection, Store
-from store.seed import load_bundled_dataset
+from store import (
+    PROVENANCE_ID,
+    SITE_FIGURES_ID,
+    BenchmarkDoc,
+    Collection,
+    Store,
+    load_bundled_dataset,
+)
 
 Result = Literal["created", "updated", "unchanged", "rejected"]
 

@@ -21,8 +21,21 @@ from pydantic import (
 )
 
 from editing.errors import InvalidInput, Problem
-from store import vocabulary
-from store.dates import DATE_SHAPE, EARLIEST_YEAR, MONTH_SHAPE, as_date, is_month, too_early
+from store import (
+    DATE_SHAPE,
+    EARLIEST_YEAR,
+    MONTH_SHAPE,
+    AnswerFormat,
+    Kind,
+    Level,
+    MetricUnit,
+    Scoring,
+    Status,
+    TaskAvailability,
+    as_date,
+    is_month,
+    too_early,
+)
 
 SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 
@@ -131,7 +144,7 @@ READ_REQUEST_ONLY = ("allow_removals",)
 
 class MetricFields(Input):
     name: Name
-    unit: Annotated[str, _member_of(vocabulary.MetricUnit)]
+    unit: Annotated[str, _member_of(MetricUnit)]
     higher_is_better: bool = True
 
 
@@ -158,12 +171,12 @@ class BenchmarkFields(Input):
     track_position: Annotated[int, Field(ge=1, le=MAX_TRACKS)] | None = None
     made_by: Slug | None = None
     released_on: PastMonth | None = None
-    kind: Annotated[str, _member_of(vocabulary.Kind)] | None = None
-    level: Annotated[str, _member_of(vocabulary.Level)] | None = None
-    scoring: Annotated[str, _member_of(vocabulary.Scoring)] | None = None
-    answer_format: Annotated[str, _member_of(vocabulary.AnswerFormat)] | None = None
-    task_availability: Annotated[str, _member_of(vocabulary.TaskAvailability)] | None = None
-    status: Annotated[str, _member_of(vocabulary.Status)] | None = None
+    kind: Annotated[str, _member_of(Kind)] | None = None
+    level: Annotated[str, _member_of(Level)] | None = None
+    scoring: Annotated[str, _member_of(Scoring)] | None = None
+    answer_format: Annotated[str, _member_of(AnswerFormat)] | None = None
+    task_availability: Annotated[str, _member_of(TaskAvailability)] | None = None
+    status: Annotated[str, _member_of(Status)] | None = None
     category: Slug | None = None
     prominence: Prominence | None = None
     ceiling: Score | None = None

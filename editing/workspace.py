@@ -16,8 +16,16 @@ from typing import Any, Protocol
 from editing.changes import Catalog
 from editing.derived import tracked_ranks
 from resolvers.tracking import TrackedModels, index_by_key, model_key
-from store.documents import BenchmarkDoc, CategoryDoc, LabDoc, ModelDoc
-from store.queries import AlreadyExists, Collection, Store, Write
+from store import (
+    AlreadyExists,
+    BenchmarkDoc,
+    CategoryDoc,
+    Collection,
+    LabDoc,
+    ModelDoc,
+    Store,
+    Write,
+)
 
 BATCH_SIZE = 200
 

@@ -1,2 +1,36 @@
 """What a request may ask for, checked before it runs: its document's shape, its cost, and
-its client's budget of points."""
+its client's budget of points.
+
+Other packages import from here, never from the modules inside (import-linter checks it)."""
+
+from request_limits.bounded_cache import BoundedCache
+from request_limits.budgets import Allowance, BucketPolicy, Budgets, LocalBudgets, throttled_error
+from request_limits.cost import REFUSED_COST, ListSizes, query_cost
+from request_limits.document import (
+    DocumentLimits,
+    FragmentCycles,
+    held_bytes,
+    limit_rules,
+    selected_operation,
+    too_many_tokens,
+)
+from request_limits.redis_budgets import RedisBudgets
+
+__all__ = [
+    "REFUSED_COST",
+    "Allowance",
+    "BoundedCache",
+    "BucketPolicy",
+    "Budgets",
+    "DocumentLimits",
+    "FragmentCycles",
+    "ListSizes",
+    "LocalBudgets",
+    "RedisBudgets",
+    "held_bytes",
+    "limit_rules",
+    "query_cost",
+    "selected_operation",
+    "throttled_error",
+    "too_many_tokens",
+]

@@ -3,7 +3,7 @@
 from collections.abc import Iterable
 from enum import Enum
 
-from store.documents import ModelDoc
+from store import ModelDoc
 
 
 class BenchmarkOrder(Enum):

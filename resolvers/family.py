@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass
 
-from store.documents import BenchmarkDoc
+from store import BenchmarkDoc
 
 
 @dataclass(frozen=True, slots=True)

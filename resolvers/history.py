@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from resolvers.tracking import TrackedModels, model_key, tracked_model
-from store.documents import EntryDoc, ReadDoc
+from store import EntryDoc, ReadDoc
 
 EntryIdentity = tuple[str, str]
 """A leaderboard row within one read: the model's identity and the setting."""

@@ -4,7 +4,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from resolvers.tracking import TrackedModels, model_key, tracked_model
-from store.documents import Date, EntryDoc, ModelDoc
+from store import Date, EntryDoc, ModelDoc
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,7 @@ Each benchmark keeps these as fields, each ascending, so that the store's indexe
 them (see editing.derived).
 """
 
-from store.documents import BenchmarkDoc, SortFieldsDoc
+from store import BenchmarkDoc, SortFieldsDoc
 
 
 def catalog_order(doc: BenchmarkDoc) -> SortFieldsDoc:

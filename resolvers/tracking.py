@@ -2,7 +2,7 @@
 
 from collections.abc import Iterable, Mapping
 
-from store.documents import ModelDoc
+from store import ModelDoc
 
 TrackedModels = Mapping[str, ModelDoc]
 """The tracked models a request knows about, by the lookup key of each name and alias."""

@@ -1,54 +1,33 @@
 """The GraphQL schema: Strawberry types over the store's documents and the resolvers' rules,
-run through the almanac's extensions (see schema.extensions)."""
+run through the almanac's extensions (see schema.extensions).
 
-import logging
+Other packages import from here, never from the modules inside (import-linter checks it)."""
 
-import strawberry
-from graphql import GraphQLError
-from strawberry.extensions import SchemaExtension
-from strawberry.schema.config import StrawberryConfig
-from strawberry.types.execution import ExecutionContext
-
-from api_errors import is_unexpected
+from schema.almanac import AlmanacSchema, almanac_schema, schema
 from schema.context import Context, Identity, new_context
-from schema.extensions.answer_reuse import KeepAnswers
-from schema.extensions.document_checks import DocumentChecks
-from schema.extensions.masking import MaskUnexpectedErrors
-from schema.extensions.metering import Metering
-from schema.mutation import Mutation
-from schema.query import Query
-from schema.scalars import SCALARS
+from schema.extensions.answer_reuse import kept_answer
+from schema.extensions.metering import LIST_SIZES, published_types
+from schema.extensions.services import Meter, MeterMode, Services, operation_key
+from schema.json import digest, encode_json
+from schema.stability import breaking_changes, document_problems, published_sdl
 
-__all__ = ["AlmanacSchema", "Context", "Identity", "almanac_schema", "new_context", "schema"]
-
-log = logging.getLogger("almanac.errors")
-
-
-class AlmanacSchema(strawberry.Schema):
-    def get_extensions(self, sync: bool = False) -> list[SchemaExtension]:
-        # The document checks validate under every rule other extensions add: they come last.
-        extensions = super().get_extensions(sync)
-        checks = [extension for extension in extensions if isinstance(extension, DocumentChecks)]
-        return [e for e in extensions if not isinstance(e, DocumentChecks)] + checks
-
-    def process_errors(
-        self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None
-    ) -> None:
-        # Client errors are the client's business; only our own failures reach the log.
-        for error in errors:
-            if is_unexpected(error):
-                log.error("Resolver failed at %s", error.path, exc_info=error.original_error)
-
-
-def almanac_schema(*observers: type[SchemaExtension]) -> AlmanacSchema:
-    """The schema, with `observers` (tracing) around the almanac's own extensions."""
-    return AlmanacSchema(
-        query=Query,
-        mutation=Mutation,
-        config=StrawberryConfig(scalar_map=SCALARS),
-        # An operation is paid for (or throttled) before it runs and its answer is kept.
-        extensions=[*observers, Metering, KeepAnswers, MaskUnexpectedErrors, DocumentChecks],
-    )
-
-
-schema = almanac_schema()
+__all__ = [
+    "LIST_SIZES",
+    "AlmanacSchema",
+    "Context",
+    "Identity",
+    "Meter",
+    "MeterMode",
+    "Services",
+    "almanac_schema",
+    "breaking_changes",
+    "digest",
+    "document_problems",
+    "encode_json",
+    "kept_answer",
+    "new_context",
+    "operation_key",
+    "published_sdl",
+    "published_types",
+    "schema",
+]

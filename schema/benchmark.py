@@ -8,7 +8,7 @@ from typing import Annotated, Any, Self, TypeVar
 
 import strawberry
 
-from editing.inputs import MAX_MODEL_CARD_REPORTS, MAX_TRACKS
+from editing import MAX_MODEL_CARD_REPORTS, MAX_TRACKS
 from resolvers import family as family_rules
 from resolvers import leaderboard as rules
 from resolvers.history import changes_by_read, entries_of, read_as_of, results_ever_recorded
@@ -23,8 +23,15 @@ from schema.model import Model
 from schema.node import SlugNode
 from schema.pagination import Connection, SliceArgument, connection, page, slice_size
 from schema.revision import Revised
-from store.documents import BenchmarkDoc, CategoryCountDoc, Date, ReadDoc, YearMonth
-from store.queries import Neighbourhood, NeighbourhoodRequest
+from store import (
+    BenchmarkDoc,
+    CategoryCountDoc,
+    Date,
+    Neighbourhood,
+    NeighbourhoodRequest,
+    ReadDoc,
+    YearMonth,
+)
 
 E = TypeVar("E", bound=Enum)
 T = TypeVar("T")

@@ -8,11 +8,10 @@ from typing import Any
 
 from strawberry.dataloader import DataLoader
 
-from request_limits.budgets import BucketPolicy
+from request_limits import BucketPolicy
 from resolvers.tracking import index_by_key, model_key
 from schema.extensions.services import Meter, OperationKey, Services
-from store.documents import BenchmarkDoc, EntryDoc, ModelDoc
-from store.queries import Neighbourhood, NeighbourhoodRequest, Store
+from store import BenchmarkDoc, EntryDoc, ModelDoc, Neighbourhood, NeighbourhoodRequest, Store
 
 
 @dataclass

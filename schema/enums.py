@@ -8,15 +8,7 @@ from enum import Enum
 import strawberry
 
 from resolvers.catalog import BenchmarkOrder
-from store.vocabulary import (
-    AnswerFormat,
-    Kind,
-    Level,
-    MetricUnit,
-    Scoring,
-    Status,
-    TaskAvailability,
-)
+from store import AnswerFormat, Kind, Level, MetricUnit, Scoring, Status, TaskAvailability
 
 __all__ = [
     "AnswerFormat",

@@ -7,7 +7,7 @@ import strawberry
 from resolvers.history import ReadChanges
 from schema.directives import sliced_by
 from schema.pagination import SliceArgument, slice_size
-from store.documents import Date, DateTime, EntryDoc, ReadDoc
+from store import Date, DateTime, EntryDoc, ReadDoc
 
 DEFAULT_CHANGED_ROWS = 50
 

@@ -12,7 +12,7 @@ from typing import Any
 import strawberry
 
 from schema.enums import AnswerFormat, Kind, Level, MetricUnit, Scoring, Status, TaskAvailability
-from store.documents import Date, YearMonth
+from store import Date, YearMonth
 
 UNSET: Any = strawberry.UNSET
 

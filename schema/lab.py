@@ -4,7 +4,7 @@ from typing import Self
 
 import strawberry
 
-from store.documents import LabDoc
+from store import LabDoc
 
 
 @strawberry.type(description="An AI lab: it makes models and benchmarks.")

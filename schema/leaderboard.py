@@ -6,7 +6,7 @@ import strawberry
 
 from resolvers import leaderboard as rules
 from schema.model import Model
-from store.documents import Date
+from store import Date
 
 
 @strawberry.type(description="A model's best result on a leaderboard, with its place.")

@@ -12,7 +12,7 @@ from schema.lab import Lab
 from schema.node import SlugNode
 from schema.pagination import Connection, SliceArgument, connection, page, slice_size
 from schema.revision import Revised
-from store.documents import BenchmarkDoc, ModelDoc, YearMonth
+from store import BenchmarkDoc, ModelDoc, YearMonth
 
 if TYPE_CHECKING:
     from schema.benchmark import Benchmark

@@ -10,18 +10,19 @@ from typing import Annotated, Any, TypeVar
 import strawberry
 
 from api_errors import ApiError, ErrorCode
-from editing.editor import Editor
-from editing.errors import InvalidInput, Problem
-from editing.inputs import (
+from editing import (
     BenchmarkFields,
     CategoryFields,
+    DryRunWorkspace,
+    Editor,
+    InvalidInput,
     LabFields,
     ModelFields,
+    Problem,
     ReadFields,
     check_slug,
     parse,
 )
-from editing.workspace import DryRunWorkspace
 from resolvers.history import changes_by_read, entries_of
 from schema.benchmark import Benchmark, Category, benchmarks_from_docs
 from schema.context import Context, Identity

@@ -4,7 +4,7 @@ import strawberry
 from strawberry import relay
 
 from api_errors import ApiError, shown
-from editing.inputs import MAX_CATEGORIES
+from editing import MAX_CATEGORIES
 from resolvers.catalog import BenchmarkOrder, sort_models
 from schema.benchmark import (
     SIBLINGS_WITH_A_BENCHMARK,
@@ -27,7 +27,7 @@ from schema.pagination import (
     slice_size,
 )
 from schema.rate_limit import RateLimit, rate_limit
-from store.queries import ORDER_FIELDS, BenchmarkFilter, Order, order_key
+from store import ORDER_FIELDS, BenchmarkFilter, Order, order_key
 
 
 @strawberry.input(

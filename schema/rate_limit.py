@@ -8,7 +8,7 @@ from typing import Annotated
 import strawberry
 
 from schema.context import Context
-from store.documents import DateTime
+from store import DateTime
 
 
 @strawberry.type(description="What this request costs, and what is left of your budget.")

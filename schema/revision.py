@@ -2,7 +2,7 @@
 
 import strawberry
 
-from store.documents import DateTime
+from store import DateTime
 
 
 @strawberry.interface(

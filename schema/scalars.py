@@ -6,8 +6,17 @@ import strawberry
 from strawberry.types.scalar import ScalarDefinition
 
 from api_errors import ApiError, shown
-from store.dates import DATE_SHAPE, INSTANT_SHAPE, MONTH_SHAPE, as_date, is_instant, is_month
-from store.documents import Date, DateTime, YearMonth
+from store import (
+    DATE_SHAPE,
+    INSTANT_SHAPE,
+    MONTH_SHAPE,
+    Date,
+    DateTime,
+    YearMonth,
+    as_date,
+    is_instant,
+    is_month,
+)
 
 
 def _parse_with(is_valid: Callable[[object], bool], shape: str) -> Callable[[object], str]:

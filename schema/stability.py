@@ -20,7 +20,7 @@ from graphql import (
     validate,
 )
 
-from schema import schema
+from schema.almanac import schema
 from schema.extensions.metering import published_types
 
 REMOVALS = {

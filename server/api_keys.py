@@ -16,10 +16,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from api_errors import ApiError
-from request_limits.budgets import BucketPolicy
-from schema.context import Identity
-from store.documents import ApiKeyDoc, BudgetDoc
-from store.queries import AlreadyExists, Collection, Store
+from request_limits import BucketPolicy
+from schema import Identity
+from store import AlreadyExists, ApiKeyDoc, BudgetDoc, Collection, Store
 
 SCOPES = ("read", "admin")
 PREFIX = "alm"

@@ -22,11 +22,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, request_response
 
 from api_errors import INTERNAL_ERROR_MESSAGE
-from editing.importer import seed
-from request_limits.budgets import Budgets, LocalBudgets
-from request_limits.redis_budgets import RedisBudgets
-from schema import almanac_schema
-from schema.extensions.services import Services
+from editing import seed
+from request_limits import Budgets, LocalBudgets, RedisBudgets
+from schema import Services, almanac_schema
 from server.api_keys import kept_key
 from server.client_budgets import ClientBudgets
 from server.downloads import Downloads
@@ -57,8 +55,7 @@ from server.request_log import FLUSH_SECONDS, RequestLog
 from server.settings import Settings
 from server.shutdown import Drain
 from server.tracing import operation_tracing, otlp_tracer_provider, request_tracing, traced_store
-from store.client import connect, prepare
-from store.queries import Store
+from store import Store, connect, prepare
 
 log = logging.getLogger("almanac")
 

@@ -15,12 +15,18 @@ from typing import NoReturn, TypeVar
 import click
 import uvicorn
 
-from editing.changes import Stamp
-from editing.dataset import export_dataset, read_dataset
-from editing.errors import InvalidInput
-from editing.importer import ImportSummary, import_dataset, item_count, seed
-from request_limits.budgets import BucketPolicy
-from schema.stability import breaking_changes, document_problems, published_sdl
+from editing import (
+    ImportSummary,
+    InvalidInput,
+    Stamp,
+    export_dataset,
+    import_dataset,
+    item_count,
+    read_dataset,
+    seed,
+)
+from request_limits import BucketPolicy
+from schema import breaking_changes, document_problems, published_sdl
 from server.api_keys import SCOPES, create_key, revoke_key, set_budget
 from server.configuration import (
     ConfigurationError,
@@ -32,8 +38,7 @@ from server.http_protocol import GuardedHttpToolsProtocol, raise_descriptor_limi
 from server.logs import log_config
 from server.persisted_queries import trusted_manifest
 from server.settings import Settings
-from store.client import connect, prepare
-from store.queries import Store
+from store import Store, connect, prepare
 
 T = TypeVar("T")
 

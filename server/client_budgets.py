@@ -8,8 +8,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from api_errors import ApiError
-from request_limits.budgets import Allowance, Budgets, throttled_error
-from request_limits.cost import REFUSED_COST
+from request_limits import REFUSED_COST, Allowance, Budgets, throttled_error
 from schema import Identity
 from server.api_keys import InvalidCredentials, authenticate
 from server.errors import refusal_response

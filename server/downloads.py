@@ -19,12 +19,9 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from api_errors import ApiError, ErrorCode
-from editing.dataset import dataset_lines, export_dataset
-from request_limits.budgets import Allowance, throttled_error
-from request_limits.cost import REFUSED_COST, query_cost
-from schema import Identity, new_context, schema
-from schema.extensions.metering import LIST_SIZES, published_types
-from schema.json import digest, encode_json
+from editing import dataset_lines, export_dataset
+from request_limits import REFUSED_COST, Allowance, query_cost, throttled_error
+from schema import LIST_SIZES, Identity, digest, encode_json, new_context, published_types, schema
 from server.client_budgets import ClientBudgets, rate_limit_headers
 from server.errors import refusal_response
 from server.graphql_view import Exchange

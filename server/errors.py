@@ -7,7 +7,7 @@ from typing import Any
 from starlette.responses import Response
 
 from api_errors import ApiError, error_document
-from schema.json import encode_json
+from schema import encode_json
 
 
 def refusal_response(

@@ -32,12 +32,21 @@ from strawberry.types import ExecutionResult
 from strawberry.types.graphql import OperationType
 
 from api_errors import ApiError, ErrorCode, client_facing
-from request_limits.budgets import Budgets, throttled_error
-from request_limits.cost import REFUSED_COST
-from schema import AlmanacSchema, Context, Identity, new_context, schema
-from schema.extensions.answer_reuse import kept_answer
-from schema.extensions.services import Meter, MeterMode, Services, operation_key
-from schema.json import digest, encode_json
+from request_limits import REFUSED_COST, Budgets, throttled_error
+from schema import (
+    AlmanacSchema,
+    Context,
+    Identity,
+    Meter,
+    MeterMode,
+    Services,
+    digest,
+    encode_json,
+    kept_answer,
+    new_context,
+    operation_key,
+    schema,
+)
 from server.client_budgets import ClientBudgets, rate_limit_headers
 from server.graphiql import graphiql_page
 from server.graphql_request import GRAPHQL_RESPONSE, read_requests, response_media_type

@@ -28,7 +28,7 @@ from http import HTTPStatus
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from api_errors import ApiError, error_document
-from schema.json import encode_json
+from schema import encode_json
 from server.settings import Settings
 
 log = logging.getLogger("almanac")

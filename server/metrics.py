@@ -32,7 +32,7 @@ from starlette.responses import Response
 from starlette.types import Scope
 
 from server.store_calls import Call, wrap_store_calls
-from store.queries import Store
+from store import Store
 
 FOLD_REQUESTS = 256
 FOLD_SECONDS = 0.25

@@ -22,7 +22,7 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from api_errors import ApiError, ErrorCode
-from request_limits.bounded_cache import BoundedCache
+from request_limits import BoundedCache
 
 REDIS_DOCUMENT_SECONDS = 30 * 24 * 3600
 

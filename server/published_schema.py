@@ -5,8 +5,7 @@ from functools import cache
 from starlette.requests import Request
 from starlette.responses import Response
 
-from schema.json import digest
-from schema.stability import published_sdl
+from schema import digest, published_sdl
 from server.http_caching import conditional, entity_tag
 
 SDL_MEDIA_TYPE = "text/plain; charset=utf-8"

@@ -10,10 +10,9 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from redis.connection import parse_url
 
-from request_limits.budgets import BucketPolicy
-from request_limits.document import DocumentLimits
+from request_limits import BucketPolicy, DocumentLimits
 from server.persisted_queries import load_trusted_documents
-from store.client import mongodb_uri_problem
+from store import mongodb_uri_problem
 
 GRAPHIQL_PACKAGES = Path(__file__).parent / "graphiql" / "node_modules"
 

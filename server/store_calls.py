@@ -5,7 +5,7 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from store.queries import Store
+from store import Store
 
 Call = Callable[..., Awaitable[Any]]
 # Not calls a request makes: the change stream lives as long as the process.

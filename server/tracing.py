@@ -25,7 +25,7 @@ from strawberry.extensions.tracing import OpenTelemetryExtension
 from strawberry.types.execution import ExecutionContext
 
 from server.store_calls import Call, wrap_store_calls
-from store.queries import Store
+from store import Store
 
 SERVICE = "benchmark-almanac"
 # Probes and scrapes, many times a minute, say nothing of what clients do.

@@ -1,5 +1,107 @@
-"""The only package that knows MongoDB: client, collections, indexes, queries and seed data.
+"""The store: the only package that knows a database. One interface (`Store`), two
+implementations (MongoDB through motor, the embedded SQLite store), plain documents, the
+vocabularies and the bundled dataset.
 
-Import what you need from its modules (`store.client`, `store.queries`, ...); this package
-re-exports nothing, so that `resolvers` can use the document types without a cycle.
-"""
+Other packages import from here, never from the modules inside (import-linter checks it)."""
+
+from store.client import connect, mongodb_uri_problem, prepare
+from store.dates import (
+    DATE_SHAPE,
+    EARLIEST_YEAR,
+    INSTANT_SHAPE,
+    MONTH_SHAPE,
+    as_date,
+    is_instant,
+    is_month,
+    too_early,
+)
+from store.documents import (
+    ApiKeyDoc,
+    BenchmarkDoc,
+    BudgetDoc,
+    CategoryCountDoc,
+    CategoryDoc,
+    Date,
+    DateTime,
+    EntryDoc,
+    LabDoc,
+    ModelDoc,
+    ReadDoc,
+    SortFieldsDoc,
+    TrackedRankDoc,
+    YearMonth,
+)
+from store.queries import (
+    ORDER_FIELDS,
+    PROVENANCE_ID,
+    SITE_FIGURES_ID,
+    AlreadyExists,
+    BenchmarkFilter,
+    Collection,
+    Neighbourhood,
+    NeighbourhoodRequest,
+    Order,
+    Store,
+    Write,
+    order_key,
+)
+from store.seed import load_bundled_dataset
+from store.vocabulary import (
+    AnswerFormat,
+    Kind,
+    Level,
+    MetricUnit,
+    Scoring,
+    Status,
+    TaskAvailability,
+    score_range,
+)
+
+__all__ = [
+    "DATE_SHAPE",
+    "EARLIEST_YEAR",
+    "INSTANT_SHAPE",
+    "MONTH_SHAPE",
+    "ORDER_FIELDS",
+    "PROVENANCE_ID",
+    "SITE_FIGURES_ID",
+    "AlreadyExists",
+    "AnswerFormat",
+    "ApiKeyDoc",
+    "BenchmarkDoc",
+    "BenchmarkFilter",
+    "BudgetDoc",
+    "CategoryCountDoc",
+    "CategoryDoc",
+    "Collection",
+    "Date",
+    "DateTime",
+    "EntryDoc",
+    "Kind",
+    "LabDoc",
+    "Level",
+    "MetricUnit",
+    "ModelDoc",
+    "Neighbourhood",
+    "NeighbourhoodRequest",
+    "Order",
+    "ReadDoc",
+    "Scoring",
+    "SortFieldsDoc",
+    "Status",
+    "Store",
+    "TaskAvailability",
+    "TrackedRankDoc",
+    "Write",
+    "YearMonth",
+    "as_date",
+    "connect",
+    "is_instant",
+    "is_month",
+    "load_bundled_dataset",
+    "mongodb_uri_problem",
+    "order_key",
+    "prepare",
+    "score_range",
+    "too_early",
+]

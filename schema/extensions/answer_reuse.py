@@ -15,7 +15,7 @@ import orjson
 from strawberry.extensions import SchemaExtension
 from strawberry.types.graphql import OperationType
 
-from request_limits.document import selected_operation
+from request_limits import selected_operation
 from schema.extensions.metering import rate_limit_fields
 from schema.extensions.services import (
     CachedAnswer,

@@ -19,7 +19,7 @@ from graphql.validation.validate import ValidationAbortedError
 from strawberry.extensions import SchemaExtension
 
 from api_errors import ApiError, ErrorCode
-from request_limits.document import (
+from request_limits import (
     DocumentLimits,
     FragmentCycles,
     limit_rules,

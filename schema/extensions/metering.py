@@ -25,9 +25,7 @@ from strawberry.schema.base import BaseSchema
 from strawberry.types import ExecutionResult
 
 from api_errors import ApiError, ErrorCode
-from request_limits.budgets import throttled_error
-from request_limits.cost import REFUSED_COST, ListSizes, query_cost
-from request_limits.document import selected_operation
+from request_limits import REFUSED_COST, ListSizes, query_cost, selected_operation, throttled_error
 from schema.extensions.services import MeterMode, Services, operation_of, services_of
 from schema.pagination import MAX_LIST_SLICE, MAX_PAGE_SIZE
 

@@ -10,9 +10,7 @@ from typing import Any
 from graphql import ASTValidationRule, DocumentNode, GraphQLError
 from strawberry.types import ExecutionContext
 
-from request_limits.bounded_cache import BoundedCache
-from request_limits.budgets import Allowance
-from request_limits.document import DocumentLimits, held_bytes
+from request_limits import Allowance, BoundedCache, DocumentLimits, held_bytes
 from schema.json import encode_json
 
 OperationKey = tuple[str, str | None, bytes]
