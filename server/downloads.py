@@ -24,7 +24,7 @@ from request_limits import REFUSED_COST, Allowance, query_cost, throttled_error
 from schema import LIST_SIZES, Identity, digest, encode_json, new_context, published_types, schema
 from server.client_budgets import ClientBudgets, rate_limit_headers
 from server.errors import refusal_response
-from server.graphql_view import Exchange
+from server.exchange import KEY, Exchange
 from server.http_caching import cache_control, conditional, entity_tag, matches
 
 LEADERBOARD = """
@@ -227,7 +227,9 @@ def _note(
 ) -> None:
     """What the request log and the metrics say of a download: its key, its cost, a throttle."""
     code = None if allowance.allowed else ErrorCode.THROTTLED.value
-    request.state.exchange = Exchange(media_type, identity=identity, cost=cost, code=code)
+    request.scope.setdefault("state", {})[KEY] = Exchange(
+        media_type, identity=identity, cost=cost, code=code
+    )
 
 
 async def _run(

@@ -36,7 +36,6 @@ from request_limits import REFUSED_COST, Budgets, throttled_error
 from schema import (
     AlmanacSchema,
     Context,
-    Identity,
     Meter,
     MeterMode,
     Services,
@@ -48,6 +47,7 @@ from schema import (
     schema,
 )
 from server.client_budgets import ClientBudgets, rate_limit_headers
+from server.exchange import Exchange, begin_exchange, exchange_of
 from server.graphiql import graphiql_page
 from server.graphql_request import GRAPHQL_RESPONSE, read_requests, response_media_type
 from server.http_caching import cache_control, conditional, entity_tag
@@ -68,22 +68,6 @@ class SharedServices:
 
 class BodyTooLarge(Exception):
     pass
-
-
-@dataclass
-class Exchange:
-    """What the view learns of one HTTP request as it answers it (kept in `request.state`)."""
-
-    media_type: str
-    identity: Identity | None = None
-    deadline: float | None = None
-    timed_out: bool = False
-    digest: str | None = None
-    """Of the kept answer it got, if it got one: its ETag, known already."""
-    # What the request's log line and metrics say of it (server.logs, server.metrics).
-    operation: str | None = None
-    cost: int | None = None
-    code: str | None = None
 
 
 class AlmanacGraphQL(GraphQL[Context, None]):
@@ -136,8 +120,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         made: Context | None = getattr(request.state, "context", None)
         if made is not None:
             return made  # by `reused`, which found no kept answer: the key is read once
-        exchange = Exchange(media_type=response_media_type(request.headers.get("accept")))
-        request.state.exchange = exchange
+        exchange = begin_exchange(request.scope, response_media_type(request.headers.get("accept")))
         identity = exchange.identity = await self.clients.identify(request)
         context = new_context(request.app.state.store, request, identity)
         context.services = self.services.graphql
@@ -388,7 +371,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         return ExecutionResult(data=orjson.Fragment(kept.data), errors=None)  # type: ignore[arg-type]
 
     async def refused(self, request: Request, refusal: ApiError) -> Response:
-        exchange: Exchange | None = getattr(request.state, "exchange", None)  # None: refused early
+        exchange = exchange_of(request.scope)  # None: refused early
         identity = exchange.identity if exchange is not None else None
         return await self.clients.refused(request, identity, refusal)
 

@@ -31,6 +31,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Scope
 
+from server.exchange import exchange_of
 from server.store_calls import Call, wrap_store_calls
 from store import Store
 
@@ -118,7 +119,7 @@ class RequestMetrics:
         self.pending: list[tuple[str, str, int, float]] = []
 
     def observe(self, scope: Scope, status: int, seconds: float) -> None:
-        exchange = scope.get("state", {}).get("exchange")
+        exchange = exchange_of(scope)
         if exchange is None:  # not a GraphQL request
             if scope["path"] == "/metrics":
                 return

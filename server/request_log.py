@@ -18,6 +18,7 @@ from typing import BinaryIO
 import orjson
 from starlette.types import Scope
 
+from server.exchange import exchange_of
 from server.logs import request_id
 from server.settings import Settings
 from server.tracing import current_trace_id
@@ -51,7 +52,7 @@ class RequestLog:
         return cls(json=settings.log_format == "json", tracing=settings.tracing)
 
     def observe(self, scope: Scope, status: int, seconds: float) -> None:
-        exchange = scope.get("state", {}).get("exchange")
+        exchange = exchange_of(scope)
         if exchange is None:  # not a GraphQL request
             operation, cost, code, key = "-", None, "-", "-"
         else:

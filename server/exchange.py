@@ -1,0 +1,43 @@
+"""What the API learns of one HTTP request as it answers it, for whoever reports on it.
+
+The view and the downloads fill it in (`begin_exchange`); the request log and the metrics read
+it as the request ends (`exchange_of`). It is kept in the ASGI scope's state, which Starlette's
+`request.state` reads and writes too.
+"""
+
+from dataclasses import dataclass
+
+from starlette.types import Scope
+
+from schema import Identity
+
+KEY = "exchange"
+
+
+@dataclass
+class Exchange:
+    """One request's record: who sent it, what it ran, what it cost, how it ended."""
+
+    media_type: str
+    identity: Identity | None = None
+    operation: str | None = None
+    cost: int | None = None
+    code: str | None = None
+    """The first error's code, if it ended in one."""
+    deadline: float | None = None
+    timed_out: bool = False
+    digest: str | None = None
+    """Of the kept answer it got, if it got one: its ETag, known already."""
+
+
+def begin_exchange(scope: Scope, media_type: str) -> Exchange:
+    """A new record for the request (replacing any earlier one)."""
+    exchange = Exchange(media_type)
+    scope.setdefault("state", {})[KEY] = exchange
+    return exchange
+
+
+def exchange_of(scope: Scope) -> Exchange | None:
+    """The request's record, if it is one the API answered as GraphQL or a download."""
+    exchange = scope.get("state", {}).get(KEY)
+    return exchange if isinstance(exchange, Exchange) else None
