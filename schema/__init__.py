@@ -4,20 +4,30 @@ run through the almanac's extensions (see schema.extensions).
 Other packages import from here, never from the modules inside (import-linter checks it)."""
 
 from schema.almanac import AlmanacSchema, almanac_schema, schema
-from schema.context import Context, Identity, new_context
+from schema.context import Context, new_context
 from schema.extensions.answer_reuse import kept_answer
 from schema.extensions.metering import LIST_SIZES, published_types
-from schema.extensions.services import Meter, MeterMode, Services, operation_key
+from schema.extensions.services import (
+    CachedAnswer,
+    Meter,
+    MeterMode,
+    OperationKey,
+    Services,
+    operation_key,
+)
+from schema.identity import Identity
 from schema.json import digest, encode_json
 from schema.stability import breaking_changes, document_problems, published_sdl
 
 __all__ = [
     "LIST_SIZES",
     "AlmanacSchema",
+    "CachedAnswer",
     "Context",
     "Identity",
     "Meter",
     "MeterMode",
+    "OperationKey",
     "Services",
     "almanac_schema",
     "breaking_changes",

@@ -8,9 +8,9 @@ from typing import Any
 
 from strawberry.dataloader import DataLoader
 
-from request_limits import BucketPolicy
 from resolvers.tracking import index_by_key, model_key
 from schema.extensions.services import Meter, OperationKey, Services
+from schema.identity import Identity
 from store import BenchmarkDoc, EntryDoc, ModelDoc, Neighbourhood, NeighbourhoodRequest, Store
 
 
@@ -66,19 +66,6 @@ class Loaders:
         models = await self.model_by_key.load_many(keys)
         found = {key: model for key, model in zip(keys, models, strict=True) if model is not None}
         return {**known, **found}
-
-
-@dataclass(frozen=True)
-class Identity:
-    """Who a request comes from: the name and scope of the API key it carries."""
-
-    name: str
-    scope: str
-    budget: BucketPolicy | None = None  # None: the configured key budget
-
-    @property
-    def is_admin(self) -> bool:
-        return self.scope == "admin"
 
 
 @dataclass

@@ -9,7 +9,6 @@ from typing import Annotated, Any, TypeVar
 
 import strawberry
 
-from api_errors import ApiError, ErrorCode
 from editing import (
     BenchmarkFields,
     CategoryFields,
@@ -25,9 +24,10 @@ from editing import (
 )
 from resolvers.history import changes_by_read, entries_of
 from schema.benchmark import Benchmark, Category, benchmarks_from_docs
-from schema.context import Context, Identity
+from schema.context import Context
 from schema.directives import WRITE
 from schema.history import LeaderboardRead
+from schema.identity import admin_of
 from schema.inputs import (
     BenchmarkInput,
     LeaderboardReadInput,
@@ -203,22 +203,8 @@ class Mutation:
 
 
 def _editor(info: strawberry.Info[Context], dry_run: bool) -> Editor:
-    store, by = info.context.store, _admin(info.context.identity).name
+    store, by = info.context.store, admin_of(info.context.identity).name
     return Editor(store, by=by, workspace=DryRunWorkspace(store) if dry_run else None)
-
-
-def _admin(identity: Identity | None) -> Identity:
-    if identity is None:
-        raise ApiError(
-            "Changes need an API key with the admin scope: send `Authorization: Bearer <key>`.",
-            code=ErrorCode.UNAUTHENTICATED,
-        )
-    if not identity.is_admin:
-        raise ApiError(
-            f"The API key {identity.name!r} may read only; changes need admin scope.",
-            code=ErrorCode.FORBIDDEN,
-        )
-    return identity
 
 
 def _parse(model: type[T], value: Any, argument: str) -> T:

@@ -26,7 +26,7 @@ from editing import seed
 from request_limits import Budgets, LocalBudgets, RedisBudgets
 from schema import Services, almanac_schema
 from server.api_keys import kept_key
-from server.client_budgets import ClientBudgets
+from server.charges import Charges
 from server.downloads import Downloads
 from server.errors import http_error
 from server.front_door import front_door, guide
@@ -74,7 +74,7 @@ def create_app(
 
     services = shared_services(settings)
     tracing = (tracer_provider or otlp_tracer_provider()) if settings.tracing else None
-    downloads = Downloads(ClientBudgets(settings, services.budgets))
+    downloads = Downloads(Charges(settings, services.budgets), services.graphql)
     request_log = RequestLog.configured(settings)
     observers: list[Observer] = [request_log.observe] if request_log is not None else []
     request_metrics = None

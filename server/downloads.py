@@ -20,12 +20,24 @@ from starlette.responses import Response, StreamingResponse
 
 from api_errors import ApiError, ErrorCode
 from editing import dataset_lines, export_dataset
-from request_limits import REFUSED_COST, Allowance, query_cost, throttled_error
-from schema import LIST_SIZES, Identity, digest, encode_json, new_context, published_types, schema
-from server.client_budgets import ClientBudgets, rate_limit_headers
-from server.errors import refusal_response
-from server.exchange import KEY, Exchange
-from server.http_caching import cache_control, conditional, entity_tag, matches
+from request_limits import Allowance, query_cost, throttled_error
+from schema import (
+    LIST_SIZES,
+    CachedAnswer,
+    Identity,
+    OperationKey,
+    Services,
+    digest,
+    encode_json,
+    kept_answer,
+    new_context,
+    published_types,
+    schema,
+)
+from server.charges import MINIMUM, Charges
+from server.exchange import begin_exchange
+from server.http_caching import cache_control, conditional, entity_tag, held_etag, matches
+from store import Store
 
 LEADERBOARD = """
 query Leaderboard($slug: String!, $first: Int!) {
@@ -88,20 +100,24 @@ PROCESS = secrets.token_hex(4)
 
 
 class Downloads:
-    def __init__(self, clients: ClientBudgets) -> None:
+    def __init__(self, clients: Charges, services: Services) -> None:
         self.clients = clients
+        self.services = services
 
     async def leaderboard(self, request: Request) -> Response:
         """`/benchmarks/{slug}.csv` or `.json`."""
         slug, kind = request.path_params["slug"], request.path_params["format"]
+        missing = f"There is no benchmark with slug {slug!r}."
 
-        async def make(identity: Identity | None) -> tuple[bytes, int]:
+        async def price(store: Store) -> int | None:
+            size = await store.leaderboard_size(slug)
+            return None if size is None else _cost(LEADERBOARD, {"slug": slug, "first": size})
+
+        async def make(identity: Identity | None) -> bytes:
             data = await _run(request, identity, LEADERBOARD, {"slug": slug, "first": ALL_ROWS})
-            benchmark = _found(data["benchmark"], f"There is no benchmark with slug {slug!r}.")
-            rows = benchmark["leaderboard"]
-            cost = _cost(LEADERBOARD, {"slug": slug, "first": len(rows)})
+            benchmark = _found(data["benchmark"], missing)
             if kind == "json":
-                return encode_json(benchmark), cost
+                return encode_json(benchmark)
             read_on = benchmark["scoresRefreshedOn"]
             lines = [
                 (
@@ -116,27 +132,37 @@ class Downloads:
                     row["note"],
                     read_on,
                 )
-                for row in rows
+                for row in benchmark["leaderboard"]
             ]
-            return _csv(LEADERBOARD_COLUMNS, lines), cost
+            return _csv(LEADERBOARD_COLUMNS, lines)
 
         if kind not in ("csv", "json"):
             refusal = ApiError(f"No download ends in .{kind}: ask for .csv or .json.", status=404)
             return await self.clients.refused(request, None, refusal)
-        return await self.answer(request, make, f"{slug}.{kind}", CSV if kind == "csv" else JSON)
+        media_type = CSV if kind == "csv" else JSON
+        return await self.answer(request, price, make, missing, f"{slug}.{kind}", media_type)
 
     async def standings(self, request: Request) -> Response:
         """`/models/{slug}.csv`: the model's result on every benchmark that lists it."""
         slug = request.path_params["slug"]
+        missing = f"There is no tracked model with slug {slug!r}."
 
-        async def make(identity: Identity | None) -> tuple[bytes, int]:
-            lines, cost, after = [], 0, None
+        async def price(store: Store) -> int | None:
+            if not await store.models_by_slugs([slug]):
+                return None
+            _, results = await store.model_results(slug, 0, 0)
+            pages = max(1, -(-results // PAGE))  # each page of the connection priced as sent
+            return sum(
+                _cost(STANDINGS, {"slug": slug, "first": min(PAGE, results - page * PAGE)})
+                for page in range(pages)
+            )
+
+        async def make(identity: Identity | None) -> bytes:
+            lines, after = [], None
             while True:
                 variables = {"slug": slug, "first": PAGE, "after": after}
                 data = await _run(request, identity, STANDINGS, variables)
-                model = _found(data["model"], f"There is no tracked model with slug {slug!r}.")
-                page = model["standings"]
-                cost += _cost(STANDINGS, {**variables, "first": len(page["nodes"])})
+                page = _found(data["model"], missing)["standings"]
                 lines += [
                     (
                         node["benchmark"]["slug"],
@@ -151,10 +177,10 @@ class Downloads:
                     for node in page["nodes"]
                 ]
                 if not page["pageInfo"]["hasNextPage"]:
-                    return _csv(STANDINGS_COLUMNS, lines), cost
+                    return _csv(STANDINGS_COLUMNS, lines)
                 after = page["pageInfo"]["endCursor"]
 
-        return await self.answer(request, make, f"{slug}.csv", CSV)
+        return await self.answer(request, price, make, missing, f"{slug}.csv", CSV)
 
     async def export(self, request: Request) -> Response:
         """`/export.ndjson`: everything, in the import format, one item a line, streamed. Its
@@ -168,18 +194,16 @@ class Downloads:
         version = store.version.current
         etag = f'"export-{PROCESS}-{version}"' if version is not None else None
         if etag is not None and matches(request.headers.get("if-none-match"), etag):
-            allowance = await self.clients.charge(request, identity, REFUSED_COST)
-            return Response(
-                status_code=304, headers={**rate_limit_headers(allowance), "ETag": etag}
-            )
+            _note(request, NDJSON, identity, MINIMUM, None)
+            return await self.clients.not_modified(request, identity, {"etag": etag})
         dataset = await export_dataset(store)
         cost = 1 + sum(len(dataset[section]) for section in EXPORTED)  # each item an object
         allowance = await self.clients.charge(request, identity, cost)
         _note(request, NDJSON, identity, cost, allowance)
         if not allowance.allowed:
-            return self.throttled(cost, allowance)
+            return self.clients.refusal(throttled_error(cost, allowance), cost, allowance)
         headers = {
-            **rate_limit_headers(allowance),
+            **self.clients.headers(allowance, cost),
             "Cache-Control": cache_control(identity is None, 0),
             "Content-Disposition": 'attachment; filename="almanac.ndjson"',
             **({"ETag": etag} if etag is not None else {}),
@@ -190,46 +214,68 @@ class Downloads:
     async def answer(
         self,
         request: Request,
-        make: Callable[[Identity | None], Awaitable[tuple[bytes, int]]],
+        price: Callable[[Store], Awaitable[int | None]],
+        make: Callable[[Identity | None], Awaitable[bytes]],
+        missing: str,
         filename: str,
         media_type: str,
     ) -> Response:
-        """The download, charged, with its ETag; or why not."""
+        """The download: priced (`price`: None if what it names is not there) and paid for
+        before it is made (`make`), kept until the data changes, with its ETag; or why not."""
         identity = None
         try:
             identity = await self.clients.identify(request)
-            body, cost = await make(identity)
         except ApiError as refusal:
             return await self.clients.refused(request, identity, refusal)
-        allowance = await self.clients.charge(request, identity, cost)
-        _note(request, media_type, identity, cost, allowance)
-        if not allowance.allowed:
-            return self.throttled(cost, allowance)
+        store: Store = request.app.state.store
+        key: OperationKey = (request.url.path, None, b"")
+        version = store.version.current
+        kept, cost = kept_answer(self.services, key, version), self.services.costs.get(key)
         headers = {
-            **rate_limit_headers(allowance),
-            "ETag": entity_tag(digest(body)),
             "Cache-Control": cache_control(
                 identity is None, self.clients.settings.cache_max_age_seconds
             ),
             "Vary": "Accept-Encoding, Authorization",
+        }
+        if kept is not None and cost is not None:
+            if (etag := held_etag(request, kept.digest, len(kept.data))) is not None:
+                _note(request, media_type, identity, MINIMUM, None)
+                return await self.clients.not_modified(request, identity, {**headers, "etag": etag})
+        else:
+            kept = None
+            if (cost := await price(store)) is None:
+                _note(request, media_type, identity, MINIMUM, None)
+                return await self.clients.refused(request, identity, ApiError(missing, status=404))
+        allowance = await self.clients.charge(request, identity, cost)
+        _note(request, media_type, identity, cost, allowance)
+        if not allowance.allowed:
+            return self.clients.refusal(throttled_error(cost, allowance), cost, allowance)
+        if kept is None:
+            body = await make(identity)
+            kept = CachedAnswer(version or 0, body, digest(body), None)
+            if version is not None and self.services.answers is not None:
+                self.services.answers.put(key, kept)
+                self.services.costs.put(key, cost)
+        headers |= {
+            **self.clients.headers(allowance, cost),
+            "ETag": entity_tag(kept.digest),
             "Content-Disposition": f'attachment; filename="{filename}"',
         }
-        return conditional(request, Response(body, 200, headers, media_type))
-
-    def throttled(self, cost: int, allowance: Allowance) -> Response:
-        report = {"cost": self.clients.cost_report(cost, allowance)}
-        headers = rate_limit_headers(allowance)
-        return refusal_response(throttled_error(cost, allowance), report, headers)
+        return conditional(request, Response(kept.data, 200, headers, media_type))
 
 
 def _note(
-    request: Request, media_type: str, identity: Identity | None, cost: int, allowance: Allowance
+    request: Request,
+    media_type: str,
+    identity: Identity | None,
+    cost: int,
+    allowance: Allowance | None,
 ) -> None:
     """What the request log and the metrics say of a download: its key, its cost, a throttle."""
-    code = None if allowance.allowed else ErrorCode.THROTTLED.value
-    request.scope.setdefault("state", {})[KEY] = Exchange(
-        media_type, identity=identity, cost=cost, code=code
-    )
+    exchange = begin_exchange(request.scope, media_type)
+    exchange.identity, exchange.cost = identity, cost
+    if allowance is not None and not allowance.allowed:
+        exchange.code = ErrorCode.THROTTLED.value
 
 
 async def _run(
@@ -244,6 +290,7 @@ async def _run(
 
 
 def _found(value: Any, message: str) -> Any:
+    """What the download names: there when it was priced, unless deleted since."""
     if value is None:
         raise ApiError(message, status=404)
     return value

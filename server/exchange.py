@@ -6,10 +6,13 @@ it as the request ends (`exchange_of`). It is kept in the ASGI scope's state, wh
 """
 
 from dataclasses import dataclass
+from typing import Any
 
 from starlette.types import Scope
+from strawberry.http import GraphQLRequestData
 
-from schema import Identity
+from api_errors import ApiError
+from schema import Context, Identity, OperationKey
 
 KEY = "exchange"
 
@@ -28,6 +31,11 @@ class Exchange:
     timed_out: bool = False
     digest: str | None = None
     """Of the kept answer it got, if it got one: its ETag, known already."""
+    # What the GraphQL view found once and uses again (server.graphql_view).
+    context: Context | None = None
+    request_data: GraphQLRequestData | list[GraphQLRequestData] | None = None
+    text: tuple[Any, str | ApiError, OperationKey | None] | None = None
+    """The last operation resolved: its request data, its text (or why it has none), its key."""
 
 
 def begin_exchange(scope: Scope, media_type: str) -> Exchange:

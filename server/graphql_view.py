@@ -1,16 +1,13 @@
 """`/graphql`: Strawberry's ASGI view, with what GraphQL over HTTP needs beyond it.
 
 A request's path: the body, read within its size limit → the API key, if any → the GraphQL
-request(s) read off HTTP (graphql_request) → for each operation, its text (sent, or persisted:
-persisted_queries) → the answer kept for it, if the data has not changed since (paid for like a
-run), or else Strawberry's pipeline with the schema's extensions (document checks, cost and
-budget, answer keeping; see schema.extensions) → one response, with each operation's cost, the
-budget left in the rate-limit headers, and for a GET query an ETag (http_caching).
-
-What Strawberry's view leaves to its users lives here: the status codes of
-`application/graphql-response+json`, 429 with `Retry-After`, the request deadline, batches
-charged once before any of their operations runs, ETags, and HTTP refusals as GraphQL-shaped
-JSON, each charged like a refused operation.
+request(s) read off HTTP (graphql_request), once → for each operation, its text (sent, or
+persisted: persisted_queries), once → the answer kept for it, if the data has not changed since,
+looked up once (`reused`, in front of Strawberry's `run`, for a single operation; `answer`, for
+each operation of a batch) → or else Strawberry's pipeline with the schema's extensions (document
+checks, cost and budget, answer keeping; see schema.extensions) → one response, with each
+operation's cost and the budget's headers (server.charges, where every charge is made), and for a
+GET query an ETag (http_caching).
 """
 
 import asyncio
@@ -18,21 +15,20 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from cross_web import AsyncHTTPRequestAdapter, HTTPException
-from graphql import DocumentNode, get_operation_ast
+from cross_web import AsyncHTTPRequestAdapter, HTTPException, StarletteRequestAdapter
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
-from starlette.types import Message, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
 from strawberry.exceptions import MissingQueryError
 from strawberry.http import GraphQLHTTPResponse, GraphQLRequestData
-from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
+from strawberry.schema.exceptions import InvalidOperationTypeError
 from strawberry.types import ExecutionResult
 from strawberry.types.graphql import OperationType
 
 from api_errors import ApiError, ErrorCode, client_facing
-from request_limits import REFUSED_COST, Budgets, throttled_error
+from request_limits import Budgets
 from schema import (
     AlmanacSchema,
     Context,
@@ -41,18 +37,17 @@ from schema import (
     Services,
     digest,
     encode_json,
-    kept_answer,
     new_context,
-    operation_key,
     schema,
 )
-from server.client_budgets import ClientBudgets, rate_limit_headers
+from server.body_limit import BodyTooLarge, declared_too_large, limited
+from server.charges import MINIMUM, Charges
 from server.exchange import Exchange, begin_exchange, exchange_of
 from server.graphiql import graphiql_page
 from server.graphql_request import GRAPHQL_RESPONSE, read_requests, response_media_type
-from server.http_caching import cache_control, conditional, entity_tag
-from server.metrics import KEPT_HIT, KEPT_MISS, PERSISTED_QUERIES
-from server.persisted_queries import Found, PersistedQueries
+from server.http_caching import cache_control, conditional, entity_tag, held_etag
+from server.operations import KeptLookup, OperationText, operation_named
+from server.persisted_queries import PersistedQueries
 from server.settings import Settings
 
 
@@ -66,23 +61,33 @@ class SharedServices:
     persisted: PersistedQueries
 
 
-class BodyTooLarge(Exception):
-    pass
+class RequestAdapter(StarletteRequestAdapter):
+    """Strawberry's adapter of a Starlette request, the request kept for the view's hooks."""
+
+    def __init__(self, request: Request) -> None:
+        super().__init__(request)
+        self.request = request
 
 
 class AlmanacGraphQL(GraphQL[Context, None]):
+    request_adapter_class = RequestAdapter
+
     def __init__(
         self, settings: Settings, services: SharedServices, schema: AlmanacSchema = schema
     ) -> None:
         super().__init__(schema, allow_queries_via_get=True, subscription_protocols=())
         self.settings = settings
         self.services = services
-        self.clients = ClientBudgets(settings, services.budgets)
+        self.charges = Charges(settings, services.budgets)
+        self.texts = OperationText(services.persisted)
+        self.kept = KeptLookup(services.graphql, self.charges)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        request = Request(scope, _limited(receive, self.settings.max_body_bytes))
+        if scope["method"] == "HEAD":  # A GET without its body (the server sends none).
+            scope = {**scope, "method": "GET"}
+        request = Request(scope, limited(receive, self.settings.max_body_bytes))
         try:
-            if (_content_length(scope) or 0) > self.settings.max_body_bytes:
+            if declared_too_large(scope, self.settings.max_body_bytes):
                 raise BodyTooLarge
             response = await self.reused(request) or await self.run(request)
             if request.method == "GET":
@@ -117,20 +122,24 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         assert isinstance(request, Request)  # No WebSocket route leads here.
         if self.should_render_graphql_ide(request):
             return new_context(request.app.state.store, request)
-        made: Context | None = getattr(request.state, "context", None)
-        if made is not None:
-            return made  # by `reused`, which found no kept answer: the key is read once
+        if (exchange := exchange_of(request.scope)) is not None and exchange.context is not None:
+            return exchange.context  # made by `reused`, which found no kept answer
         exchange = begin_exchange(request.scope, response_media_type(request.headers.get("accept")))
-        identity = exchange.identity = await self.clients.identify(request)
+        identity = exchange.identity = await self.charges.identify(request)
         context = new_context(request.app.state.store, request, identity)
         context.services = self.services.graphql
-        context.meter = Meter(pay=lambda cost: self.clients.charge(request, identity, cost))
-        request.state.context = context
+        context.meter = self.charges.meter(request, identity)
+        exchange.context = context
         return context
 
     async def parse_http_body(
         self, request: AsyncHTTPRequestAdapter
     ) -> GraphQLRequestData | list[GraphQLRequestData]:
+        exchange = (
+            exchange_of(request.request.scope) if isinstance(request, RequestAdapter) else None
+        )
+        if exchange is not None and exchange.request_data is not None:
+            return exchange.request_data  # read by `reused` already
         return await read_requests(request)
 
     async def execute_operation(
@@ -142,13 +151,12 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         root_value: None,
         sub_response: Response,
     ) -> ExecutionResult | list[ExecutionResult]:
-        """Each operation in turn; a batch is priced whole, and charged once, before it runs."""
-        meter = context.meter
-        assert meter is not None
-        batched = isinstance(request_data, list)
+        """Each operation in turn; a batch is priced whole, and paid once, before it runs."""
+        meter, exchange = _meter(context), _exchange(request)
         batch = request_data if isinstance(request_data, list) else [request_data]
+        batched, method = isinstance(request_data, list), request_adapter.method
         if batched:
-            request.state.exchange.operation = "batch"
+            exchange.operation = "batch"
             if len(batch) > self.settings.max_batch:
                 raise ApiError(
                     f"The batch holds {len(batch)} operations; the most allowed is "
@@ -157,9 +165,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
                 )
             meter.mode = MeterMode.PRICE
             for data in batch:
-                await self.execute_single(
-                    request, request_adapter, sub_response, context, None, data
-                )
+                await self.answer(request, method, context, data)
             if (total := sum(meter.costs)) > self.settings.max_query_cost:
                 raise ApiError(
                     f"The batch costs {total} points together; the most one request may cost "
@@ -171,66 +177,11 @@ class AlmanacGraphQL(GraphQL[Context, None]):
                 results = [self.throttled(meter, cost) for cost in costs]
                 self.set_status(request, sub_response, meter, results, batched)
                 return results
-        exchange = request.state.exchange
-        exchange.deadline = (
-            asyncio.get_running_loop().time() + self.settings.request_timeout_seconds
-        )
-        results = [
-            await self.execute_single(request, request_adapter, sub_response, context, None, data)
-            for data in batch
-        ]
+        timeout = self.settings.request_timeout_seconds
+        exchange.deadline = asyncio.get_running_loop().time() + timeout
+        results = [await self.answer(request, method, context, data) for data in batch]
         self.set_status(request, sub_response, meter, results, batched)
         return results if batched else results[0]
-
-    async def execute_single(
-        self,
-        request: Request,
-        request_adapter: AsyncHTTPRequestAdapter,
-        sub_response: Response,
-        context: Context,
-        root_value: None,
-        request_data: GraphQLRequestData,
-    ) -> ExecutionResult:
-        meter = context.meter
-        assert meter is not None
-        priced = len(meter.costs)
-        try:
-            result = await self.answer(request, request_adapter.method, context, request_data)
-        except InvalidOperationTypeError as error:
-            raise ApiError(
-                "Mutations must be sent with POST; GET carries queries only.", status=405
-            ) from error
-        except MissingQueryError as error:
-            raise ApiError("No GraphQL query found in the request: send `query`.") from error
-        except CannotGetOperationTypeError:
-            name = request_data.operation_name
-            message = (
-                f'Unknown operation named "{name}".'
-                if name
-                else "The document holds several operations: name one in `operationName`."
-            )
-            result = _failed(ApiError(message, code=ErrorCode.GRAPHQL_VALIDATION_FAILED))
-        except TimeoutError:
-            request.state.exchange.timed_out = True
-            seconds = self.settings.request_timeout_seconds
-            message = f"The request ran longer than {seconds:g} seconds and was stopped."
-            result = _failed(ApiError(message, code=ErrorCode.TIMEOUT))
-        return await self.settled(meter, priced, result, request_data.variables)
-
-    async def settled(
-        self, meter: Meter, priced: int, result: ExecutionResult, variables: dict[str, Any] | None
-    ) -> ExecutionResult:
-        """The operation's result as the client gets it: charged (the flat charge if it was
-        refused before it was priced), its errors as the client sees them, its cost reported."""
-        if len(meter.costs) == priced:
-            meter.costs.append(REFUSED_COST)
-            if meter.mode is MeterMode.PAY:
-                allowance = await meter.charge(REFUSED_COST)
-                if not allowance.allowed:
-                    result = _failed(throttled_error(REFUSED_COST, allowance))
-        result.errors = [client_facing(error, variables) for error in result.errors or []] or None
-        result.extensions = {"cost": self.clients.cost_report(meter.costs[-1], meter.allowance)}
-        return result
 
     async def process_result(
         self, request: Request, result: ExecutionResult
@@ -265,23 +216,34 @@ class AlmanacGraphQL(GraphQL[Context, None]):
 
     async def reused(self, request: Request) -> Response | None:
         """The answer to a single operation asked again on the same data, if one was kept,
-        without running the pipeline: it computed this answer from the same text and
-        variables, under the same rules. Else None, and the request runs as any other."""
+        without running the pipeline (it computed this answer from the same text and
+        variables, under the same rules); a 304 for one the client holds. Else None, and the
+        request runs as any other, with what was read here."""
         if request.method not in ("GET", "POST") or self.should_render_graphql_ide(request):
             return None
         context = await self.get_context(request, None)
-        request_data = await self.parse_http_body(self.request_adapter_class(request))
-        meter = context.meter
-        if isinstance(request_data, list) or meter is None:
+        exchange = _exchange(request)
+        exchange.request_data = data = await read_requests(self.request_adapter_class(request))
+        if isinstance(data, list):
             return None
+        meter = _meter(context)
         try:
-            _, found = await self.operation_text(context, request_data)
+            await self.texts.resolve(context, data)
         except ApiError:
             return None  # The pipeline refuses it, and says why.
-        if (result := await self.kept(context, meter)) is None:
-            return None  # Counted when the request runs (`answer`).
-        _count(found, kept=True)
-        result = await self.settled(meter, 0, result, request_data.variables)
+        kept = self.kept.find(context)
+        if kept is None:
+            return None
+        etag = None
+        if request.method == "GET":
+            etag = held_etag(request, kept.answer.digest, len(kept.answer.data))
+        if etag is not None:
+            exchange.cost, exchange.operation = MINIMUM, kept.answer.operation_name
+            public, max_age = context.identity is None, self.settings.cache_max_age_seconds
+            headers = {"etag": etag, "cache-control": cache_control(public, max_age), "vary": VARY}
+            return await self.charges.not_modified(request, context.identity, headers)
+        result = await self.kept.pay(context, exchange, kept)
+        result = await self.settled(meter, 0, result, data.variables)
         sub_response = await self.get_sub_response(request)
         self.set_status(request, sub_response, meter, [result], batched=False)
         return self.create_response(await self.process_result(request, result), sub_response)
@@ -289,33 +251,43 @@ class AlmanacGraphQL(GraphQL[Context, None]):
     async def answer(
         self, request: Request, method: str, context: Context, request_data: GraphQLRequestData
     ) -> ExecutionResult:
-        """The operation's answer: kept from an earlier run on the same data, or run now."""
-        meter = context.meter
-        assert meter is not None
+        """The operation's answer, charged and reported: kept from an earlier run on the same
+        data (a batch's operations; a single one was looked for by `reused`), or run now."""
+        meter, exchange = _meter(context), _exchange(request)
+        priced = len(meter.costs)
         try:
-            text, found = await self.operation_text(context, request_data)
+            text = await self.texts.resolve(context, request_data)
+            kept = None
+            if meter.mode is MeterMode.PREPAID:
+                kept = self.kept.find(context)
+            if kept is not None:
+                result = await self.kept.pay(context, exchange, kept)
+            else:
+                result = await self.run_pipeline(exchange, method, context, request_data, text)
         except ApiError as refusal:
-            if refusal.code == ErrorCode.PERSISTED_QUERY_NOT_FOUND:
-                PERSISTED_QUERIES.labels("miss").inc()
-            return _failed(refusal)
-        if meter.mode is MeterMode.PRICE:
-            return await self.run_pipeline(request, method, context, request_data, text)
-        kept = await self.kept(context, meter)
-        _count(found, kept=kept is not None)
-        if kept is not None:
-            return kept
-        return await self.run_pipeline(request, method, context, request_data, text)
+            result = _failed(refusal)
+        except InvalidOperationTypeError as error:
+            raise ApiError(
+                "Mutations must be sent with POST; GET carries queries only.", status=405
+            ) from error
+        except MissingQueryError as error:
+            raise ApiError("No GraphQL query found in the request: send `query`.") from error
+        except TimeoutError:
+            exchange.timed_out = True
+            seconds = self.settings.request_timeout_seconds
+            message = f"The request ran longer than {seconds:g} seconds and was stopped."
+            result = _failed(ApiError(message, code=ErrorCode.TIMEOUT))
+        return await self.settled(meter, priced, result, request_data.variables)
 
     async def run_pipeline(
         self,
-        request: Request,
+        exchange: Exchange,
         method: str,
         context: Context,
         request_data: GraphQLRequestData,
         text: str,
     ) -> ExecutionResult:
         """The operation run through Strawberry's pipeline, under the request's deadline."""
-        exchange: Exchange = request.state.exchange
         try:
             async with asyncio.timeout_at(exchange.deadline):
                 return await self.schema.execute(
@@ -327,58 +299,30 @@ class AlmanacGraphQL(GraphQL[Context, None]):
                 )
         finally:
             if exchange.operation is None:  # Parsed now: its name is known.
-                exchange.operation = request_data.operation_name or self.operation_named(text)
+                exchange.operation = request_data.operation_name or operation_named(
+                    self.services.graphql, text
+                )
 
-    async def operation_text(
-        self, context: Context, request_data: GraphQLRequestData
-    ) -> tuple[str, Found]:
-        """The operation's text (sent, or persisted) and how it was found; it also names the
-        operation in the context."""
-        identity = context.identity
-        text, found = await self.services.persisted.document_text(
-            request_data.query,
-            request_data.extensions,
-            may_run_any=identity is not None and identity.is_admin,
-        )
-        context.operation = operation_key(text, request_data.operation_name, request_data.variables)
-        return text, found
-
-    def operation_named(self, text: str) -> str | None:
-        """The name of the document's one operation, if it was parsed before (for the logs
-        and metrics: a request need not send `operationName`)."""
-        known = self.services.graphql.documents.get(text)
-        if known is None or not isinstance(known.parsed, DocumentNode):
-            return None
-        operation = get_operation_ast(known.parsed)
-        return operation.name.value if operation is not None and operation.name else None
-
-    async def kept(self, context: Context, meter: Meter) -> ExecutionResult | None:
-        """The answer kept for the context's operation on this data, paid for; else None."""
-        services = self.services.graphql
-        assert context.operation is not None
-        cost = services.costs.get(context.operation)
-        kept = kept_answer(services, context.operation, context.store.version.current)
-        if kept is None or cost is None:
-            return None
-        meter.costs.append(cost)
-        if meter.mode is MeterMode.PAY and not (await meter.charge(cost)).allowed:
-            assert meter.allowance is not None
-            return _failed(throttled_error(cost, meter.allowance))
-        exchange: Exchange = context.request.state.exchange
-        exchange.digest = kept.digest
-        if exchange.operation != "batch":
-            exchange.operation = kept.operation_name
-        return ExecutionResult(data=orjson.Fragment(kept.data), errors=None)  # type: ignore[arg-type]
+    async def settled(
+        self, meter: Meter, priced: int, result: ExecutionResult, variables: dict[str, Any] | None
+    ) -> ExecutionResult:
+        """The operation's result as the client gets it: charged (the minimum if it was refused
+        before it was priced), its errors as the client sees them, its cost reported."""
+        if len(meter.costs) == priced and (throttled := await self.charges.unpriced(meter)):
+            result = _failed(throttled)
+        result.errors = [client_facing(error, variables) for error in result.errors or []] or None
+        result.extensions = {"cost": self.charges.cost_report(meter.costs[-1], meter.allowance)}
+        return result
 
     async def refused(self, request: Request, refusal: ApiError) -> Response:
         exchange = exchange_of(request.scope)  # None: refused early
         identity = exchange.identity if exchange is not None else None
-        return await self.clients.refused(request, identity, refusal)
+        return await self.charges.refused(request, identity, refusal)
 
     def throttled(self, meter: Meter, cost: int) -> ExecutionResult:
         assert meter.allowance is not None
-        result = _failed(throttled_error(cost, meter.allowance))
-        result.extensions = {"cost": self.clients.cost_report(cost, meter.allowance)}
+        result = _failed(self.charges.throttle(cost, meter.allowance))
+        result.extensions = {"cost": self.charges.cost_report(cost, meter.allowance)}
         return result
 
     def set_status(
@@ -390,7 +334,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         batched: bool,
     ) -> None:
         """The response's status, media type and headers, from its operations' outcomes."""
-        exchange: Exchange = request.state.exchange
+        exchange = _exchange(request)
         exchange.cost = sum(meter.costs)
         exchange.code = next(
             (e.extensions.get("code") for r in results for e in r.errors or () if e.extensions),
@@ -398,7 +342,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         )
         response.media_type = exchange.media_type
         allowance = meter.allowance
-        headers = rate_limit_headers(allowance) if allowance is not None else {}
+        headers = self.charges.headers(allowance)
         headers["cache-control"] = "no-store"
         first = results[0]
         if allowance is not None and not allowance.allowed:
@@ -411,19 +355,26 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         else:
             response.status_code = 200
         if not batched and request.method == "GET" and first.data is not None and not first.errors:
-            content_digest = exchange.digest or digest(encode_json(first.data))
+            content_digest = exchange.digest or _digest_of(first)
             headers["etag"] = entity_tag(content_digest)
             public = exchange.identity is None
             headers["cache-control"] = cache_control(public, self.settings.cache_max_age_seconds)
-            headers["vary"] = "Accept, Accept-Encoding, Authorization"
+            headers["vary"] = VARY
         response.raw_headers = [(name.encode(), value.encode()) for name, value in headers.items()]
 
 
-def _count(found: Found, *, kept: bool) -> None:
-    """An operation's lookups, in the metrics: its persisted query, its kept answer."""
-    if found in ("hit", "registered"):
-        PERSISTED_QUERIES.labels(found).inc()
-    (KEPT_HIT if kept else KEPT_MISS).inc()
+VARY = "Accept, Accept-Encoding, Authorization"
+
+
+def _meter(context: Context) -> Meter:
+    assert context.meter is not None  # `get_context` gave it one.
+    return context.meter
+
+
+def _exchange(request: Request) -> Exchange:
+    exchange = exchange_of(request.scope)
+    assert exchange is not None  # `get_context` began it.
+    return exchange
 
 
 def _failed(error: ApiError) -> ExecutionResult:
@@ -435,27 +386,5 @@ def _is_request_error(result: ExecutionResult) -> bool:
     return result.data is None and not any(error.path for error in result.errors or ())
 
 
-def _content_length(scope: Scope) -> int | None:
-    for name, value in scope["headers"]:
-        if name == b"content-length":
-            return int(value) if value.isdigit() else None
-    return None
-
-
-def _limited(receive: Receive, limit: int) -> Receive:
-    """`receive`, refusing a body (even one sent without a length) beyond `limit` bytes.
-
-    (Starlette's RequestBodyLimitMiddleware answers a body declared too long with its own
-    plain-text 413, whatever the app answers: this API's refusals are GraphQL-shaped.)
-    """
-    received = 0
-
-    async def receive_within_limit() -> Message:
-        nonlocal received
-        message = await receive()
-        received += len(message.get("body", b""))
-        if received > limit:
-            raise BodyTooLarge
-        return message
-
-    return receive_within_limit
+def _digest_of(result: ExecutionResult) -> str:
+    return digest(encode_json(result.data))

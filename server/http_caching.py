@@ -46,6 +46,18 @@ def matches(if_none_match: str | None, etag: str) -> bool:
     return any(tag.strip().removeprefix("W/") == etag for tag in if_none_match.split(","))
 
 
+def held_etag(request: Request, content_digest: str, size: int) -> str | None:
+    """The ETag (of the representation `conditional` would send) that the request's
+    `If-None-Match` names, if it names it: the client holds the answer already."""
+    if_none_match = request.headers.get("if-none-match")
+    if if_none_match is None:
+        return None
+    etag = entity_tag(content_digest)
+    if (coding := content_coding(request.headers.get("accept-encoding"), size)) is not None:
+        etag = f'{etag[:-1]}-{coding}"'
+    return etag if matches(if_none_match, etag) else None
+
+
 def cache_control(public: bool, max_age: int) -> str:
     """Answers to anonymous GETs may be shared by caches; keyed answers only by the client's."""
     return f"{'public' if public else 'private'}, max-age={max_age}, must-revalidate"

@@ -184,6 +184,14 @@ class MongoStore:
         cursor = self.db.benchmarks.find({"entries.model_key": {"$in": keys}}, WITHOUT_HISTORY)
         return list(await cursor.to_list(None))
 
+    async def leaderboard_size(self, slug: str) -> int | None:
+        pipeline: list[dict[str, Any]] = [
+            {"$match": {"slug": slug}},
+            {"$project": {"_id": 0, "size": {"$size": {"$setUnion": ["$entries.model_key", []]}}}},
+        ]
+        found = await self.db.benchmarks.aggregate(pipeline).to_list(1)
+        return int(found[0]["size"]) if found else None
+
     async def benchmark_page(
         self, where: BenchmarkFilter, order: Order, after: list[Any] | None, limit: int
     ) -> tuple[list[BenchmarkDoc], int]:

@@ -349,6 +349,17 @@ class SqliteStore:
         where = "slug IN (SELECT slug FROM benchmark_models WHERE model_key IN"
         return await self._benchmarks(where, keys, close=")")
 
+    async def leaderboard_size(self, slug: str) -> int | None:
+        def read(connection: sqlite3.Connection) -> int | None:
+            exists, size = connection.execute(
+                "SELECT EXISTS (SELECT 1 FROM benchmarks WHERE slug = ?), "
+                "(SELECT count(*) FROM benchmark_models WHERE slug = ?)",
+                (slug, slug),
+            ).fetchone()
+            return int(size) if exists else None
+
+        return await self._run(read)
+
     async def benchmark_page(
         self, where: BenchmarkFilter, order: Order, after: list[Any] | None, limit: int
     ) -> tuple[list[BenchmarkDoc], int]:

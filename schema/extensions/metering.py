@@ -16,6 +16,7 @@ from graphql import (
     FieldNode,
     GraphQLSchema,
     OperationDefinitionNode,
+    OperationType,
     SelectionSetNode,
     VariableNode,
     build_schema,
@@ -27,6 +28,7 @@ from strawberry.types import ExecutionResult
 from api_errors import ApiError, ErrorCode
 from request_limits import REFUSED_COST, ListSizes, query_cost, selected_operation, throttled_error
 from schema.extensions.services import MeterMode, Services, operation_of, services_of
+from schema.identity import admin_of
 from schema.pagination import MAX_LIST_SLICE, MAX_PAGE_SIZE
 
 LIST_SIZES = ListSizes(max_slice=MAX_LIST_SLICE, max_page=MAX_PAGE_SIZE)
@@ -51,12 +53,13 @@ class Metering(SchemaExtension):
         if services is None or meter is None or operation_of(context) is None:
             yield
             return
-        meter.priced = cost = max(REFUSED_COST, self.cost(services))
-        document = context.graphql_document
+        document, key = context.graphql_document, operation_of(context)
         assert document is not None
-        key = operation_of(context)
         assert key is not None
         operation = selected_operation(document, key[1])
+        if operation.operation is OperationType.MUTATION:
+            admin_of(context.context.identity)  # A change no key may make is refused unpriced.
+        meter.priced = cost = max(REFUSED_COST, self.cost(services))
         rate_limits = rate_limit_fields(operation)
         if operation is not None and asks_dry_run(rate_limits, context.variables):
             # Priced and checked: only `rateLimit` runs, and the request is charged the least

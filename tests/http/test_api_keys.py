@@ -22,9 +22,10 @@ async def test_without_a_key_a_change_is_refused_and_nothing_written(
 ) -> None:
     before = await snapshot(store)
     body = await graphql(CREATE_LAB)
-    assert body["data"] is None
+    assert "data" not in body  # refused before it runs
     assert body["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
     assert "Authorization: Bearer" in body["errors"][0]["message"]
+    assert body["extensions"]["cost"]["requestedQueryCost"] == 1  # a refusal's minimum
     assert await snapshot(store) == before
 
 
@@ -37,6 +38,7 @@ async def test_a_read_only_key_may_read_but_not_change(
     body = await reader(CREATE_LAB)
     assert body["errors"][0]["extensions"]["code"] == "FORBIDDEN"
     assert "'partner'" in body["errors"][0]["message"]
+    assert body["extensions"]["cost"]["requestedQueryCost"] == 1
     assert await snapshot(store) == before
 
 

@@ -7,6 +7,7 @@ from typing import Any
 import httpx
 import pytest
 
+from server.api_keys import create_key
 from server.settings import Settings
 from store.queries import Store
 from tests.conftest import GraphQLClient
@@ -108,6 +109,12 @@ async def test_unsupported_method_and_path(client: httpx.AsyncClient) -> None:
     response = await client.put("/graphql", json={"query": CATEGORIES})
     assert response.status_code == 405
     assert only_error(response)["extensions"]["code"] == "METHOD_NOT_ALLOWED"
+    # What `Allow` advertises is answered: HEAD as GET (the server sends no body).
+    assert "HEAD" in response.headers["allow"]
+    get = await client.get("/graphql", params={"query": CATEGORIES})
+    head = await client.head("/graphql", params={"query": CATEGORIES})
+    assert head.status_code == get.status_code == 200
+    assert head.headers["etag"] == get.headers["etag"]
     response = await client.get("/no-such-path")
     assert response.status_code == 404
     assert only_error(response)["extensions"]["code"] == "NOT_FOUND"
@@ -230,9 +237,17 @@ async def test_failing_resolver_is_masked_and_logged(
     ],
 )
 async def test_refused_values_are_quoted_as_json_never_as_python(
-    client: httpx.AsyncClient, query: str, variables: dict[str, Any], python: str, json: str
+    client: httpx.AsyncClient,
+    store: Store,
+    query: str,
+    variables: dict[str, Any],
+    python: str,
+    json: str,
 ) -> None:
-    response = await client.post("/graphql", json={"query": query, "variables": variables})
+    # With an admin key: a change without one is refused before its variables are read.
+    headers = {"Authorization": f"Bearer {await create_key(store, 'editor', 'admin')}"}
+    payload = {"query": query, "variables": variables}
+    response = await client.post("/graphql", json=payload, headers=headers)
     message = only_error(response)["message"]
     assert json in message
     assert python not in message

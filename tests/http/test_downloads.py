@@ -4,6 +4,7 @@ and a charge like the API's."""
 import csv
 import io
 import json
+from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -125,11 +126,42 @@ async def test_an_etag_until_the_data_changes(
 
 
 async def test_a_download_is_charged_what_its_query_costs(client: httpx.AsyncClient) -> None:
-    before = await client.get(f"/benchmarks/{GENERAL}.json")
-    rows = len(before.json()["leaderboard"])
-    after = await client.get(f"/benchmarks/{GENERAL}.json")
-    spent = int(before.headers["ratelimit-remaining"]) - int(after.headers["ratelimit-remaining"])
-    assert spent == 2 + rows  # the benchmark, its metric, and each row
+    first = await client.get(f"/benchmarks/{GENERAL}.json")
+    rows = len(first.json()["leaderboard"])
+    assert first.headers["almanac-cost"] == str(2 + rows)  # the benchmark, its metric, each row
+    kept = await client.get(f"/benchmarks/{GENERAL}.json")  # made once, paid for each time
+    assert kept.headers["almanac-cost"] == str(2 + rows)
+    assert kept.content == first.content
+
+
+async def test_a_download_the_client_holds_costs_the_minimum(client: httpx.AsyncClient) -> None:
+    first = await client.get(f"/benchmarks/{GENERAL}.csv")
+    assert int(first.headers["almanac-cost"]) > 1
+    held = await client.get(
+        f"/benchmarks/{GENERAL}.csv", headers={"If-None-Match": first.headers["etag"]}
+    )
+    assert held.status_code == 304
+    assert held.headers["almanac-cost"] == "1"
+
+
+async def test_a_throttled_download_is_refused_before_it_is_made(
+    store: Store, calls: Counter[str]
+) -> None:
+    app = create_app(
+        Settings(max_query_cost=50, anonymous_bucket_capacity=50, anonymous_restore_rate=0.001),
+        store,
+    )
+    async with http_client(app) as http:
+        while (await http.get("/models/qwen-14b.csv")).status_code == 200:
+            pass  # spends the budget
+        calls.clear()
+        throttled = await http.get(f"/benchmarks/{GENERAL}.csv")
+        held_back = await http.get("/models/qwen-14b.csv")
+    await app.state.services.budgets.close()
+    assert throttled.status_code == held_back.status_code == 429
+    assert throttled.json()["errors"][0]["extensions"]["code"] == "THROTTLED"
+    # Priced by an indexed count; nothing read, run or rendered (the kept one not even counted).
+    assert calls == {"leaderboard_size": 1}
 
 
 async def test_unknown_downloads_are_graphql_shaped_404s(client: httpx.AsyncClient) -> None:
@@ -181,10 +213,7 @@ async def test_the_export_is_charged_per_item_and_revalidates(
 ) -> None:
     first = await client.get("/export.ndjson")
     items = len(first.text.splitlines()) - 1
+    assert first.headers["almanac-cost"] == str(1 + items)
     second = await client.get("/export.ndjson", headers={"If-None-Match": first.headers["etag"]})
     assert second.status_code == 304
-    spent = int(first.headers["ratelimit-remaining"]) - int(second.headers["ratelimit-remaining"])
-    assert spent == 1  # a 304 is charged as a refusal
-    third = await client.get("/export.ndjson")
-    spent = int(second.headers["ratelimit-remaining"]) - int(third.headers["ratelimit-remaining"])
-    assert spent == 1 + items
+    assert second.headers["almanac-cost"] == "1"  # a 304 costs the minimum

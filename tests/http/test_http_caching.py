@@ -1,5 +1,6 @@
 """GET answers carry a strong ETag that changes with the data; If-None-Match gives 304."""
 
+from collections import Counter
 from datetime import UTC, datetime
 
 import httpx
@@ -112,3 +113,19 @@ async def test_graphiql_files_are_compressed(client: httpx.AsyncClient) -> None:
         pytest.skip("GraphiQL's files are not installed (npm)")
     assert response.headers["Content-Encoding"] == "gzip"
     assert b".graphiql-container" in response.content
+
+
+async def test_a_kept_answer_the_client_holds_costs_the_minimum(
+    client: httpx.AsyncClient, calls: Counter[str]
+) -> None:
+    catalog = {"query": "{ benchmarks(first: 40) { nodes { slug leader { score } } } }"}
+    first = await client.get("/graphql", params=catalog)
+    assert first.json()["extensions"]["cost"]["requestedQueryCost"] > 40
+    calls.clear()
+    held = await client.get(
+        "/graphql", params=catalog, headers={"If-None-Match": first.headers["etag"]}
+    )
+    assert held.status_code == 304
+    assert held.headers["almanac-cost"] == "1"
+    assert held.headers["etag"] == first.headers["etag"]
+    assert calls == {}  # answered from the kept answer: nothing read, nothing run

@@ -1,0 +1,34 @@
+"""A request body's size limit, for the GraphQL view.
+
+(Starlette's RequestBodyLimitMiddleware answers a body declared too long with its own
+plain-text 413, whatever the app answers: this API's refusals are GraphQL-shaped.)
+"""
+
+from starlette.types import Message, Receive, Scope
+
+
+class BodyTooLarge(Exception):
+    pass
+
+
+def declared_too_large(scope: Scope, limit: int) -> bool:
+    """Whether the request says (`Content-Length`) that its body is over `limit` bytes."""
+    for name, value in scope["headers"]:
+        if name == b"content-length":
+            return value.isdigit() and int(value) > limit
+    return False
+
+
+def limited(receive: Receive, limit: int) -> Receive:
+    """`receive`, refusing a body (even one sent without a length) beyond `limit` bytes."""
+    received = 0
+
+    async def receive_within_limit() -> Message:
+        nonlocal received
+        message = await receive()
+        received += len(message.get("body", b""))
+        if received > limit:
+            raise BodyTooLarge
+        return message
+
+    return receive_within_limit

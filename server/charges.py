@@ -1,0 +1,143 @@
+"""What a request costs, and when it is charged: every charge the API makes is made here.
+
+A request is priced from what it asks, then charged (or refused) before any work is done for it:
+- a GraphQL operation: its cost (request_limits.query_cost, computed by the schema's Metering
+  extension from the document and variables), paid through the request's `Meter` before it
+  runs; a batch is priced whole and paid once, before any of its operations runs;
+- an answer kept from an earlier run: its operation's cost, as if it ran;
+- a conditional request the client already holds the answer to (a 304): `MINIMUM`;
+- a download: what its query costs for the rows it holds, counted by one indexed read
+  (`Store.download_rows`) before anything is rendered;
+- a refusal, of any kind: `MINIMUM`.
+The report goes with every answer: `extensions.cost`, the `RateLimit-*` headers, and for a
+throttled request 429 with `Retry-After`.
+"""
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from api_errors import ApiError
+from request_limits import REFUSED_COST, Allowance, Budgets, throttled_error
+from schema import Identity, Meter, MeterMode
+from server.api_keys import InvalidCredentials, authenticate
+from server.errors import refusal_response
+from server.metrics import COST, THROTTLED
+from server.settings import Settings
+
+MINIMUM = REFUSED_COST
+"""What a refused request, and a 304, cost: the least any request costs (none is free)."""
+
+
+@dataclass(frozen=True)
+class Charges:
+    settings: Settings
+    budgets: Budgets
+
+    async def identify(self, request: Request) -> Identity | None:
+        """The request's API key, if it has one (refused if bad, or if one is needed)."""
+        identity = await authenticate(request.app.state.store, request.headers.get("authorization"))
+        if identity is None and not self.settings.anonymous_access:
+            raise InvalidCredentials(
+                "This API needs an API key: send `Authorization: Bearer <key>`."
+            )
+        return identity
+
+    def meter(self, request: Request, identity: Identity | None) -> Meter:
+        """What the schema charges a GraphQL request's operations through."""
+        return Meter(pay=lambda cost: self.charge(request, identity, cost))
+
+    async def charge(self, request: Request, identity: Identity | None, cost: int) -> Allowance:
+        """Pours `cost` into the client's bucket: the one place any budget is drawn on."""
+        if identity is not None:
+            bucket, policy = f"key:{identity.name}", identity.budget or self.settings.key_budget
+            if policy.capacity < self.settings.max_query_cost:
+                # A key's own budget set below a maximum raised since: every allowed request
+                # must fit the bucket, or the client would be told to retry in vain.
+                policy = replace(policy, capacity=self.settings.max_query_cost)
+        else:
+            address = request.client.host if request.client else "unknown"
+            bucket, policy = f"address:{address}", self.settings.anonymous_budget
+        allowance = await self.budgets.take(bucket, cost, policy)
+        if allowance.allowed:
+            COST.inc(cost)
+        else:
+            THROTTLED.inc()
+        return allowance
+
+    async def unpriced(self, meter: Meter) -> ApiError | None:
+        """A GraphQL operation refused before it was priced costs the minimum (paid now, or
+        with its batch); the throttle's refusal if even that does not fit."""
+        return await self._add(meter, MINIMUM)
+
+    async def charge_kept(self, meter: Meter, cost: int) -> ApiError | None:
+        """A kept answer costs its operation's cost, as if it ran (paid now, or with its
+        batch); the throttle's refusal if that does not fit."""
+        return await self._add(meter, cost)
+
+    async def _add(self, meter: Meter, cost: int) -> ApiError | None:
+        meter.costs.append(cost)
+        if meter.mode is not MeterMode.PAY:
+            return None
+        allowance = await meter.charge(cost)
+        return None if allowance.allowed else throttled_error(cost, allowance)
+
+    def throttle(self, cost: int, allowance: Allowance) -> ApiError:
+        """The refusal of a request that does not fit the budget left."""
+        return throttled_error(cost, allowance)
+
+    async def refused(
+        self, request: Request, identity: Identity | None, refusal: ApiError
+    ) -> Response:
+        """A request refused over HTTP pays the minimum (or is throttled, if even that does not
+        fit), and says so."""
+        allowance = await self.charge(request, identity, MINIMUM)
+        if not allowance.allowed:
+            refusal = throttled_error(MINIMUM, allowance)
+        return self.refusal(refusal, MINIMUM, allowance)
+
+    def refusal(self, refusal: ApiError, cost: int, allowance: Allowance) -> Response:
+        """The response of a refused HTTP request (a throttled download, say), with its report."""
+        return refusal_response(
+            refusal, {"cost": self.cost_report(cost, allowance)}, self.headers(allowance, cost)
+        )
+
+    async def not_modified(
+        self, request: Request, identity: Identity | None, headers: dict[str, str]
+    ) -> Response:
+        """A 304: the client holds the answer already, and pays the minimum for being told."""
+        allowance = await self.charge(request, identity, MINIMUM)
+        if not allowance.allowed:
+            return self.refusal(throttled_error(MINIMUM, allowance), MINIMUM, allowance)
+        return Response(status_code=304, headers={**headers, **self.headers(allowance, MINIMUM)})
+
+    def cost_report(self, cost: int, allowance: Allowance | None) -> dict[str, Any]:
+        """What `extensions.cost` says of a request."""
+        report: dict[str, Any] = {
+            "requestedQueryCost": cost,
+            "maximumQueryCost": self.settings.max_query_cost,
+        }
+        if allowance is not None:
+            report["throttleStatus"] = {
+                "maximumAvailable": allowance.policy.capacity,
+                "currentlyAvailable": allowance.remaining,
+                "restoreRate": allowance.policy.restore_rate,
+            }
+        return report
+
+    def headers(self, allowance: Allowance | None, cost: int | None = None) -> dict[str, str]:
+        """The budget's headers (`RateLimit-*`); `cost`, if given, as `Almanac-Cost` (what a
+        download or the export was charged). A throttled request's `Retry-After` comes with its
+        refusal (request_limits.throttled_error)."""
+        if allowance is None:
+            return {}
+        headers = {
+            "ratelimit-limit": str(allowance.policy.capacity),
+            "ratelimit-remaining": str(allowance.remaining),
+            "ratelimit-reset": str(allowance.reset_after),
+        }
+        if cost is not None:
+            headers["almanac-cost"] = str(cost)
+        return headers

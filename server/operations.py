@@ -1,0 +1,109 @@
+"""An operation's text and its kept answer, each found once per request for the `/graphql` view.
+
+The text is the one sent, or the persisted one its hash names (server.persisted_queries); the
+kept answer is the one computed for the same text, name and variables on the same data
+(schema.extensions.answer_reuse), paid for as if it ran (server.charges).
+"""
+
+from dataclasses import dataclass
+
+import orjson
+from graphql import DocumentNode
+from strawberry.http import GraphQLRequestData
+from strawberry.types import ExecutionResult
+
+from api_errors import ApiError, ErrorCode
+from request_limits import selected_operation
+from schema import CachedAnswer, Context, Services, kept_answer, operation_key
+from server.charges import Charges
+from server.exchange import Exchange, exchange_of
+from server.metrics import KEPT_HIT, KEPT_MISS, PERSISTED_QUERIES
+from server.persisted_queries import PersistedQueries
+
+
+@dataclass(frozen=True)
+class OperationText:
+    persisted: PersistedQueries
+
+    async def resolve(self, context: Context, request_data: GraphQLRequestData) -> str:
+        """The operation's text (sent, or persisted), found once per operation of a request
+        (or refused once); it also names the operation in the context."""
+        exchange = exchange_of(context.request.scope)
+        if exchange is not None and exchange.text is not None and exchange.text[0] is request_data:
+            _, found, context.operation = exchange.text
+            if isinstance(found, ApiError):
+                raise found
+            return found
+        try:
+            text = await self.find(context, request_data)
+        except ApiError as refusal:
+            if exchange is not None:
+                exchange.text = (request_data, refusal, None)
+            raise
+        key = operation_key(text, request_data.operation_name, request_data.variables)
+        context.operation = key
+        if exchange is not None:
+            exchange.text = (request_data, text, key)
+        return text
+
+    async def find(self, context: Context, request_data: GraphQLRequestData) -> str:
+        identity = context.identity
+        try:
+            text, found = await self.persisted.document_text(
+                request_data.query,
+                request_data.extensions,
+                may_run_any=identity is not None and identity.is_admin,
+            )
+        except ApiError as refusal:
+            if refusal.code == ErrorCode.PERSISTED_QUERY_NOT_FOUND:
+                PERSISTED_QUERIES.labels("miss").inc()
+            raise
+        if found in ("hit", "registered"):
+            PERSISTED_QUERIES.labels(found).inc()
+        return text
+
+
+@dataclass(frozen=True)
+class Kept:
+    answer: CachedAnswer
+    cost: int
+
+
+@dataclass(frozen=True)
+class KeptLookup:
+    services: Services
+    charges: Charges
+
+    def find(self, context: Context) -> Kept | None:
+        """The answer kept for the context's operation on this data, and its cost; else None."""
+        assert context.operation is not None
+        cost = self.services.costs.get(context.operation)
+        kept = kept_answer(self.services, context.operation, context.store.version.current)
+        if kept is None or cost is None:
+            KEPT_MISS.inc()
+            return None
+        KEPT_HIT.inc()
+        return Kept(kept, cost)
+
+    async def pay(self, context: Context, exchange: Exchange, kept: Kept) -> ExecutionResult:
+        """The kept answer, paid for as if it ran (or the throttle's refusal)."""
+        assert context.meter is not None
+        if (throttled := await self.charges.charge_kept(context.meter, kept.cost)) is not None:
+            return ExecutionResult(data=None, errors=[throttled.as_graphql_error()])
+        exchange.digest = kept.answer.digest
+        if exchange.operation != "batch":
+            exchange.operation = kept.answer.operation_name
+        return ExecutionResult(data=orjson.Fragment(kept.answer.data), errors=None)  # type: ignore[arg-type]
+
+
+def operation_named(services: Services, text: str) -> str | None:
+    """The name of the document's one operation, if it was parsed before (for the logs and
+    metrics: a request need not send `operationName`)."""
+    known = services.documents.get(text)
+    if known is None or not isinstance(known.parsed, DocumentNode):
+        return None
+    try:
+        operation = selected_operation(known.parsed, None)
+    except ApiError:
+        return None
+    return operation.name.value if operation.name else None
