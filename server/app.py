@@ -31,7 +31,7 @@ from server.downloads import Downloads
 from server.errors import http_error
 from server.front_door import front_door, guide
 from server.graphiql import asset_endpoint
-from server.graphql_view import AlmanacGraphQL, SharedServices
+from server.graphql_view import AlmanacGraphQL
 from server.logs import Observer, RequestIds
 from server.metrics import (
     BUDGET_FAILURES,
@@ -53,6 +53,7 @@ from server.persisted_queries import (
 from server.published_schema import published_schema
 from server.request_log import FLUSH_SECONDS, RequestLog
 from server.settings import Settings
+from server.shared_services import SharedServices
 from server.shutdown import Drain
 from server.tracing import operation_tracing, otlp_tracer_provider, request_tracing, traced_store
 from store import Store, connect, prepare

@@ -6,9 +6,20 @@ plain-text 413, whatever the app answers: this API's refusals are GraphQL-shaped
 
 from starlette.types import Message, Receive, Scope
 
+from api_errors import ApiError
+
 
 class BodyTooLarge(Exception):
     pass
+
+
+def too_large(limit: int) -> ApiError:
+    """The refusal of a body over `limit` bytes."""
+    message = (
+        f"The request body is larger than this server accepts ({limit} bytes). "
+        "Send a smaller request."
+    )
+    return ApiError(message, status=413)
 
 
 def declared_too_large(scope: Scope, limit: int) -> bool:

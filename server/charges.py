@@ -2,8 +2,9 @@
 
 A request is priced from what it asks, then charged (or refused) before any work is done for it:
 - a GraphQL operation: its cost (request_limits.query_cost, computed by the schema's Metering
-  extension from the document and variables), paid through the request's `Meter` before it
-  runs; a batch is priced whole and paid once, before any of its operations runs;
+  extension from the document and variables), paid through the request's `Meter` (the
+  interface the schema defines, made here) before it runs; a batch is priced whole and paid
+  once, before any of its operations runs (`pay_batch`);
 - an answer kept from an earlier run: its operation's cost, as if it ran;
 - a conditional request the client already holds the answer to (a 304): `MINIMUM`;
 - a download: what its query costs for the rows it holds, counted by one indexed read
@@ -18,8 +19,9 @@ from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
+from strawberry.types import ExecutionResult
 
-from api_errors import ApiError
+from api_errors import ApiError, ErrorCode, client_facing
 from request_limits import REFUSED_COST, Allowance, Budgets, throttled_error
 from schema import Identity, Meter, MeterMode
 from server.api_keys import InvalidCredentials, authenticate
@@ -84,9 +86,45 @@ class Charges:
         allowance = await meter.charge(cost)
         return None if allowance.allowed else throttled_error(cost, allowance)
 
-    def throttle(self, cost: int, allowance: Allowance) -> ApiError:
-        """The refusal of a request that does not fit the budget left."""
-        return throttled_error(cost, allowance)
+    def check_batch_size(self, size: int) -> None:
+        """A batch of more operations than allowed is refused before any is priced."""
+        if size > self.settings.max_batch:
+            raise ApiError(
+                f"The batch holds {size} operations; the most allowed is "
+                f"{self.settings.max_batch}.",
+                code=ErrorCode.BATCH_TOO_LARGE,
+            )
+
+    async def pay_batch(self, meter: Meter) -> list[int] | None:
+        """A batch, its operations priced (`meter.costs`), is paid for whole, once, before any
+        of them runs (over the maximum it is refused); then its operations run prepaid. The
+        operations' costs if the budget cannot pay for them."""
+        if (total := sum(meter.costs)) > self.settings.max_query_cost:
+            raise ApiError(
+                f"The batch costs {total} points together; the most one request may cost "
+                f"is {self.settings.max_query_cost}.",
+                code=ErrorCode.MAX_COST_EXCEEDED,
+            )
+        costs, meter.costs, meter.mode = meter.costs, [], MeterMode.PREPAID
+        return None if (await meter.charge(total)).allowed else costs
+
+    async def settle(
+        self, meter: Meter, priced: int, result: ExecutionResult, variables: dict[str, Any] | None
+    ) -> ExecutionResult:
+        """A GraphQL operation's result as the client gets it: charged (the minimum if it was
+        refused before it was priced), its errors as the client sees them, its cost reported."""
+        if len(meter.costs) == priced and (throttled := await self.unpriced(meter)):
+            result = ExecutionResult(data=None, errors=[throttled.as_graphql_error()])
+        result.errors = [client_facing(error, variables) for error in result.errors or []] or None
+        result.extensions = {"cost": self.cost_report(meter.costs[-1], meter.allowance)}
+        return result
+
+    def throttled(self, meter: Meter, cost: int) -> ExecutionResult:
+        """A batch's operation, its batch refused for the budget."""
+        assert meter.allowance is not None
+        error = throttled_error(cost, meter.allowance)
+        extensions = {"cost": self.cost_report(cost, meter.allowance)}
+        return ExecutionResult(data=None, errors=[error.as_graphql_error()], extensions=extensions)
 
     async def refused(
         self, request: Request, identity: Identity | None, refusal: ApiError

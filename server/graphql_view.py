@@ -1,17 +1,13 @@
 """`/graphql`: Strawberry's ASGI view, with what GraphQL over HTTP needs beyond it.
 
-A request's path: the body, read within its size limit → the API key, if any → the GraphQL
-request(s) read off HTTP (graphql_request), once → for each operation, its text (sent, or
-persisted: persisted_queries), once → the answer kept for it, if the data has not changed since,
-looked up once (`reused`, in front of Strawberry's `run`, for a single operation; `answer`, for
-each operation of a batch) → or else Strawberry's pipeline with the schema's extensions (document
-checks, cost and budget, answer keeping; see schema.extensions) → one response, with each
-operation's cost and the budget's headers (server.charges, where every charge is made), and for a
-GET query an ETag (http_caching).
+A request's path: the body, within its size limit → the API key → the GraphQL request(s), read
+once → each operation's text (sent or persisted), found once → the answer kept for it on this
+data, looked up once (`reused`, before Strawberry's `run`, for a single operation; `answer` for a
+batch's) → or Strawberry's pipeline with the schema's extensions → one response, with each
+operation's cost (server.charges, where every charge is made) and for a GET query an ETag.
 """
 
 import asyncio
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -27,38 +23,18 @@ from strawberry.schema.exceptions import InvalidOperationTypeError
 from strawberry.types import ExecutionResult
 from strawberry.types.graphql import OperationType
 
-from api_errors import ApiError, ErrorCode, client_facing
-from request_limits import Budgets
-from schema import (
-    AlmanacSchema,
-    Context,
-    Meter,
-    MeterMode,
-    Services,
-    digest,
-    encode_json,
-    new_context,
-    schema,
-)
-from server.body_limit import BodyTooLarge, declared_too_large, limited
-from server.charges import MINIMUM, Charges
+from api_errors import ApiError, ErrorCode
+from schema import AlmanacSchema, Context, Meter, MeterMode, new_context, schema
+from server.body_limit import BodyTooLarge, declared_too_large, limited, too_large
+from server.charges import Charges
 from server.exchange import Exchange, begin_exchange, exchange_of
 from server.graphiql import graphiql_page
-from server.graphql_request import GRAPHQL_RESPONSE, read_requests, response_media_type
-from server.http_caching import cache_control, conditional, entity_tag, held_etag
+from server.graphql_request import read_requests, response_media_type
+from server.graphql_response import failed, outcome, result_document
+from server.http_caching import conditional
 from server.operations import KeptLookup, OperationText, operation_named
-from server.persisted_queries import PersistedQueries
 from server.settings import Settings
-
-
-@dataclass(frozen=True)
-class SharedServices:
-    """What every request shares: budgets and persisted queries in Redis when configured (then
-    shared by every process), and the caches of the GraphQL pipeline."""
-
-    graphql: Services
-    budgets: Budgets
-    persisted: PersistedQueries
+from server.shared_services import SharedServices
 
 
 class RequestAdapter(StarletteRequestAdapter):
@@ -97,12 +73,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         except HTTPException as error:  # Strawberry's own refusals
             response = await self.refused(request, ApiError(error.reason, status=error.status_code))
         except BodyTooLarge:
-            limit = self.settings.max_body_bytes
-            message = (
-                f"The request body is larger than this server accepts ({limit} bytes). "
-                "Send a smaller request."
-            )
-            response = await self.refused(request, ApiError(message, status=413))
+            response = await self.refused(request, too_large(self.settings.max_body_bytes))
         except ClientDisconnect:
             return  # Gone (or let go for a body too slow): there is no one to answer.
         await response(scope, receive, send)
@@ -157,24 +128,12 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         batched, method = isinstance(request_data, list), request_adapter.method
         if batched:
             exchange.operation = "batch"
-            if len(batch) > self.settings.max_batch:
-                raise ApiError(
-                    f"The batch holds {len(batch)} operations; the most allowed is "
-                    f"{self.settings.max_batch}.",
-                    code=ErrorCode.BATCH_TOO_LARGE,
-                )
+            self.charges.check_batch_size(len(batch))
             meter.mode = MeterMode.PRICE
             for data in batch:
                 await self.answer(request, method, context, data)
-            if (total := sum(meter.costs)) > self.settings.max_query_cost:
-                raise ApiError(
-                    f"The batch costs {total} points together; the most one request may cost "
-                    f"is {self.settings.max_query_cost}.",
-                    code=ErrorCode.MAX_COST_EXCEEDED,
-                )
-            costs, meter.costs, meter.mode = meter.costs, [], MeterMode.PREPAID
-            if not (await meter.charge(total)).allowed:
-                results = [self.throttled(meter, cost) for cost in costs]
+            if (unpaid := await self.charges.pay_batch(meter)) is not None:
+                results = [self.charges.throttled(meter, cost) for cost in unpaid]
                 self.set_status(request, sub_response, meter, results, batched)
                 return results
         timeout = self.settings.request_timeout_seconds
@@ -186,14 +145,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
     async def process_result(
         self, request: Request, result: ExecutionResult
     ) -> GraphQLHTTPResponse:
-        response: dict[str, Any] = {}
-        if result.errors:
-            response["errors"] = [error.formatted for error in result.errors]
-        if not _is_request_error(result):
-            response["data"] = result.data
-        if result.extensions:
-            response["extensions"] = result.extensions
-        return response  # type: ignore[return-value]
+        return result_document(result)  # type: ignore[return-value]
 
     def encode_json(self, data: object) -> bytes:
         return orjson.dumps(data)  # Sent, then dropped: no need of schema.json's exact copy.
@@ -234,16 +186,10 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         kept = self.kept.find(context)
         if kept is None:
             return None
-        etag = None
-        if request.method == "GET":
-            etag = held_etag(request, kept.answer.digest, len(kept.answer.data))
-        if etag is not None:
-            exchange.cost, exchange.operation = MINIMUM, kept.answer.operation_name
-            public, max_age = context.identity is None, self.settings.cache_max_age_seconds
-            headers = {"etag": etag, "cache-control": cache_control(public, max_age), "vary": VARY}
-            return await self.charges.not_modified(request, context.identity, headers)
+        if request.method == "GET" and (held := await self.kept.held(request, context, kept)):
+            return held
         result = await self.kept.pay(context, exchange, kept)
-        result = await self.settled(meter, 0, result, data.variables)
+        result = await self.charges.settle(meter, 0, result, data.variables)
         sub_response = await self.get_sub_response(request)
         self.set_status(request, sub_response, meter, [result], batched=False)
         return self.create_response(await self.process_result(request, result), sub_response)
@@ -265,7 +211,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
             else:
                 result = await self.run_pipeline(exchange, method, context, request_data, text)
         except ApiError as refusal:
-            result = _failed(refusal)
+            result = failed(refusal)
         except InvalidOperationTypeError as error:
             raise ApiError(
                 "Mutations must be sent with POST; GET carries queries only.", status=405
@@ -276,8 +222,8 @@ class AlmanacGraphQL(GraphQL[Context, None]):
             exchange.timed_out = True
             seconds = self.settings.request_timeout_seconds
             message = f"The request ran longer than {seconds:g} seconds and was stopped."
-            result = _failed(ApiError(message, code=ErrorCode.TIMEOUT))
-        return await self.settled(meter, priced, result, request_data.variables)
+            result = failed(ApiError(message, code=ErrorCode.TIMEOUT))
+        return await self.charges.settle(meter, priced, result, request_data.variables)
 
     async def run_pipeline(
         self,
@@ -303,27 +249,10 @@ class AlmanacGraphQL(GraphQL[Context, None]):
                     self.services.graphql, text
                 )
 
-    async def settled(
-        self, meter: Meter, priced: int, result: ExecutionResult, variables: dict[str, Any] | None
-    ) -> ExecutionResult:
-        """The operation's result as the client gets it: charged (the minimum if it was refused
-        before it was priced), its errors as the client sees them, its cost reported."""
-        if len(meter.costs) == priced and (throttled := await self.charges.unpriced(meter)):
-            result = _failed(throttled)
-        result.errors = [client_facing(error, variables) for error in result.errors or []] or None
-        result.extensions = {"cost": self.charges.cost_report(meter.costs[-1], meter.allowance)}
-        return result
-
     async def refused(self, request: Request, refusal: ApiError) -> Response:
         exchange = exchange_of(request.scope)  # None: refused early
         identity = exchange.identity if exchange is not None else None
         return await self.charges.refused(request, identity, refusal)
-
-    def throttled(self, meter: Meter, cost: int) -> ExecutionResult:
-        assert meter.allowance is not None
-        result = _failed(self.charges.throttle(cost, meter.allowance))
-        result.extensions = {"cost": self.charges.cost_report(cost, meter.allowance)}
-        return result
 
     def set_status(
         self,
@@ -336,34 +265,14 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         """The response's status, media type and headers, from its operations' outcomes."""
         exchange = _exchange(request)
         exchange.cost = sum(meter.costs)
-        exchange.code = next(
-            (e.extensions.get("code") for r in results for e in r.errors or () if e.extensions),
-            None,
-        )
         response.media_type = exchange.media_type
-        allowance = meter.allowance
-        headers = self.charges.headers(allowance)
-        headers["cache-control"] = "no-store"
-        first = results[0]
-        if allowance is not None and not allowance.allowed:
-            response.status_code = 429
-            headers["retry-after"] = str(allowance.retry_after)
-        elif exchange.timed_out:
-            response.status_code = 504
-        elif not batched and response.media_type == GRAPHQL_RESPONSE and _is_request_error(first):
-            response.status_code = 400
-        else:
-            response.status_code = 200
-        if not batched and request.method == "GET" and first.data is not None and not first.errors:
-            content_digest = exchange.digest or _digest_of(first)
-            headers["etag"] = entity_tag(content_digest)
-            public = exchange.identity is None
-            headers["cache-control"] = cache_control(public, self.settings.cache_max_age_seconds)
-            headers["vary"] = VARY
+        max_age = self.settings.cache_max_age_seconds
+        status, caching = outcome(
+            request.method, exchange, meter.allowance, results, batched, max_age
+        )
+        headers = {**self.charges.headers(meter.allowance), **caching}
+        response.status_code = status
         response.raw_headers = [(name.encode(), value.encode()) for name, value in headers.items()]
-
-
-VARY = "Accept, Accept-Encoding, Authorization"
 
 
 def _meter(context: Context) -> Meter:
@@ -375,16 +284,3 @@ def _exchange(request: Request) -> Exchange:
     exchange = exchange_of(request.scope)
     assert exchange is not None  # `get_context` began it.
     return exchange
-
-
-def _failed(error: ApiError) -> ExecutionResult:
-    return ExecutionResult(data=None, errors=[error.as_graphql_error()])
-
-
-def _is_request_error(result: ExecutionResult) -> bool:
-    """No data and no error at a path: the request failed as a whole (its variables, say)."""
-    return result.data is None and not any(error.path for error in result.errors or ())
-
-
-def _digest_of(result: ExecutionResult) -> str:
-    return digest(encode_json(result.data))

@@ -9,14 +9,18 @@ from dataclasses import dataclass
 
 import orjson
 from graphql import DocumentNode
+from starlette.requests import Request
+from starlette.responses import Response
 from strawberry.http import GraphQLRequestData
 from strawberry.types import ExecutionResult
 
 from api_errors import ApiError, ErrorCode
 from request_limits import selected_operation
 from schema import CachedAnswer, Context, Services, kept_answer, operation_key
-from server.charges import Charges
+from server.charges import MINIMUM, Charges
 from server.exchange import Exchange, exchange_of
+from server.graphql_response import VARY
+from server.http_caching import cache_control, held_etag
 from server.metrics import KEPT_HIT, KEPT_MISS, PERSISTED_QUERIES
 from server.persisted_queries import PersistedQueries
 
@@ -94,6 +98,19 @@ class KeptLookup:
         if exchange.operation != "batch":
             exchange.operation = kept.answer.operation_name
         return ExecutionResult(data=orjson.Fragment(kept.answer.data), errors=None)  # type: ignore[arg-type]
+
+    async def held(self, request: Request, context: Context, kept: Kept) -> Response | None:
+        """A 304 for a GET whose `If-None-Match` names the kept answer's ETag: the client
+        holds it already, and pays the minimum for being told."""
+        etag = held_etag(request, kept.answer.digest, len(kept.answer.data))
+        if etag is None:
+            return None
+        exchange = exchange_of(request.scope)
+        if exchange is not None:
+            exchange.cost, exchange.operation = MINIMUM, kept.answer.operation_name
+        public, max_age = context.identity is None, self.charges.settings.cache_max_age_seconds
+        headers = {"etag": etag, "cache-control": cache_control(public, max_age), "vary": VARY}
+        return await self.charges.not_modified(request, context.identity, headers)
 
 
 def operation_named(services: Services, text: str) -> str | None:

@@ -57,7 +57,10 @@ def objects_in(value: Any) -> int:
 @pytest.fixture
 def settings() -> Settings:
     """A budget that refuses nothing here: these tests are about what each request is charged."""
-    return Settings(anonymous_bucket_capacity=1_000_000, anonymous_restore_rate=1)
+    # Big answers on mongomock: a deadline far beyond what even a loaded machine needs.
+    return Settings(
+        anonymous_bucket_capacity=1_000_000, anonymous_restore_rate=1, request_timeout_seconds=120
+    )
 
 
 PAGE = "synthetic-benchmark-1"
