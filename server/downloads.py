@@ -238,7 +238,7 @@ class Downloads:
             "Vary": "Accept-Encoding, Authorization",
         }
         if kept is not None and cost is not None:
-            if (etag := held_etag(request, kept.digest, len(kept.data))) is not None:
+            if (etag := held_etag(request, kept.digest)) is not None:
                 _note(request, media_type, identity, MINIMUM, None)
                 return await self.clients.not_modified(request, identity, {**headers, "etag": etag})
         else:

@@ -46,16 +46,17 @@ def matches(if_none_match: str | None, etag: str) -> bool:
     return any(tag.strip().removeprefix("W/") == etag for tag in if_none_match.split(","))
 
 
-def held_etag(request: Request, content_digest: str, size: int) -> str | None:
-    """The ETag (of the representation `conditional` would send) that the request's
-    `If-None-Match` names, if it names it: the client holds the answer already."""
+def held_etag(request: Request, content_digest: str) -> str | None:
+    """The ETag, of either representation (plain or gzipped), that the request's
+    `If-None-Match` names for content of this digest, if it names one: the client holds it."""
     if_none_match = request.headers.get("if-none-match")
     if if_none_match is None:
         return None
-    etag = entity_tag(content_digest)
-    if (coding := content_coding(request.headers.get("accept-encoding"), size)) is not None:
-        etag = f'{etag[:-1]}-{coding}"'
-    return etag if matches(if_none_match, etag) else None
+    plain = entity_tag(content_digest)
+    for etag in (plain, f'{plain[:-1]}-gzip"'):
+        if matches(if_none_match, etag):
+            return etag
+    return None
 
 
 def cache_control(public: bool, max_age: int) -> str:

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from graphql import GraphQLList, GraphQLNonNull
 
@@ -16,7 +17,9 @@ from request_limits.cost import default_of, list_size
 from schema import schema
 from schema.extensions.metering import published_types
 from server.settings import Settings
+from store.queries import Store
 from tests.conftest import live_almanac
+from tests.http.test_contract import GENERAL
 
 GUIDE = Path(__file__).parents[2] / "docs" / "partners.md"
 BLOCK = re.compile(r"^```(sh|python)\n(.*?)^```", re.S | re.M)
@@ -88,3 +91,97 @@ def test_the_guide_states_the_real_limits() -> None:
         settings.max_body_bytes,
     ):
         assert f"{figure:,g}" in guide, figure
+
+
+async def test_the_cost_table_says_what_each_kind_of_request_costs(
+    client: httpx.AsyncClient, store: Store
+) -> None:
+    guide = GUIDE.read_text(encoding="utf-8")
+
+    def row(request: str, cost: str) -> None:
+        assert f"| {request} | {cost} |" in guide, request
+
+    async def charged(response: httpx.Response) -> int:
+        if "almanac-cost" in response.headers:
+            return int(response.headers["almanac-cost"])
+        return int(response.json()["extensions"]["cost"]["requestedQueryCost"])
+
+    catalog = "{ benchmarks(first: 10) { nodes { slug } } }"
+    row("a query or a mutation", "its cost, as above, computed before it runs")
+    first = await client.get("/graphql", params={"query": catalog})
+    assert await charged(first) == 1 + 10
+    row(
+        "a query asked again on unchanged data (answered from the answer kept for it)",
+        "its cost, as if it ran",
+    )
+    assert await charged(await client.get("/graphql", params={"query": catalog})) == 11
+    row("a `GET` whose `If-None-Match` names the answer's ETag (304)", "1")
+    held = await client.get(
+        "/graphql", params={"query": catalog}, headers={"If-None-Match": first.headers["etag"]}
+    )
+    assert (held.status_code, await charged(held)) == (304, 1)
+    row("a batch", "its operations' costs together, paid once before any of them runs")
+    batch = await client.post("/graphql", json=[{"query": catalog}, {"query": "{ __typename }"}])
+    assert [part["extensions"]["cost"]["requestedQueryCost"] for part in batch.json()] == [11, 1]
+
+    row(
+        "a refused request: malformed, invalid, over a limit, several operations and no "
+        "`operationName`, a bad key, a change without an admin key",
+        "1",
+    )
+    for refused in (
+        await client.post(
+            "/graphql", content=b"{oops", headers={"content-type": "application/json"}
+        ),
+        await client.post("/graphql", json={"query": "{ nope }"}),
+        await client.post(
+            "/graphql", json={"query": "{ benchmarks(first: 100000) { totalCount } }"}
+        ),
+        await client.post(
+            "/graphql", json={"query": "query A { __typename } query B { __typename }"}
+        ),
+        await client.post(
+            "/graphql", json={"query": catalog}, headers={"Authorization": "Bearer nope"}
+        ),
+        await client.post(
+            "/graphql",
+            json={"query": 'mutation { createLab(input: {slug: "x", name: "X"}) { slug } }'},
+        ),
+    ):
+        assert "errors" in refused.json()
+        assert await charged(refused) == 1
+
+    row("`/benchmarks/{slug}.csv` or `.json`", "2, plus 1 for each model its leaderboard lists")
+    leaderboard = await client.get(f"/benchmarks/{GENERAL}.json")
+    listed = {entry["listedAs"] for entry in leaderboard.json()["leaderboard"]}
+    assert await charged(leaderboard) == 2 + len(listed)
+    row("a download's or the export's 304", "1")
+    held = await client.get(
+        f"/benchmarks/{GENERAL}.csv",
+        headers={"If-None-Match": (await client.get(f"/benchmarks/{GENERAL}.csv")).headers["etag"]},
+    )
+    assert (held.status_code, await charged(held)) == (304, 1)
+
+    row(
+        "`/models/{slug}.csv`",
+        "what `model(slug:) { standings }` costs for its results, 100 a page",
+    )
+    standings = await client.post(
+        "/graphql",
+        json={"query": '{ model(slug: "qwen-14b") { standings(first: 100) { totalCount } } }'},
+    )
+    results = standings.json()["data"]["model"]["standings"]["totalCount"]
+    assert 0 < results <= 100
+    as_queried = await client.post("/graphql", json={"query": STANDINGS_PAGE % results})
+    assert "errors" not in as_queried.json()
+    assert await charged(await client.get("/models/qwen-14b.csv")) == await charged(as_queried)
+
+    row("`/export.ndjson`", "1, plus 1 for each lab, category, model and benchmark")
+    export = await client.get("/export.ndjson")
+    assert await charged(export) == 1 + len(export.text.splitlines()) - 1
+
+
+# What /models/{slug}.csv asks for each page of its results (server.downloads.STANDINGS).
+STANDINGS_PAGE = """{ model(slug: "qwen-14b") { slug name standings(first: %d) {
+  nodes { rank score setting leads leadsTrackedModels benchmark { slug name scoresRefreshedOn } }
+  pageInfo { hasNextPage endCursor } } } }"""
