@@ -195,7 +195,6 @@ def shared_services(settings: Settings) -> SharedServices:
     trusted = trusted_of(settings)
     graphql = Services.create(
         settings.document_limits,
-        settings.max_query_cost,
         document_cache_bytes=settings.document_cache_bytes,
         cost_cache_bytes=settings.cost_cache_bytes,
         answer_cache_bytes=settings.response_cache_bytes,

@@ -1,29 +1,31 @@
 """What a request costs, and when it is charged: every charge the API makes is made here.
 
 A request is priced from what it asks, then charged (or refused) before any work is done for it:
-- a GraphQL operation: its cost (request_limits.query_cost, computed by the schema's Metering
-  extension from the document and variables), paid through the request's `Meter` (the
-  interface the schema defines, made here) before it runs; a batch is priced whole and paid
+- a GraphQL operation: its cost (`price_operation`, by request_limits.cost's rules), priced
+  and paid by the schema's Metering extension through the request's `Meter` (the interface the
+  schema defines, made here) before it runs; a batch is priced whole and paid
   once, before any of its operations runs (`pay_batch`);
 - an answer kept from an earlier run: its operation's cost, as if it ran;
 - a conditional request the client already holds the answer to (a 304): `MINIMUM`;
-- a download: what its query costs for the rows it holds, counted by one indexed read
-  (`Store.download_rows`) before anything is rendered;
+- a download: what its query costs for the rows it holds, counted by an indexed read before
+  anything is made (`price_download`); the export: a point an item (`price_export`);
 - a refusal, of any kind: `MINIMUM`.
 The report goes with every answer: `extensions.cost`, the `RateLimit-*` headers, and for a
 throttled request 429 with `Retry-After`.
 """
 
 from dataclasses import dataclass, replace
+from functools import cache
 from typing import Any
 
+from graphql import DocumentNode, parse
 from starlette.requests import Request
 from starlette.responses import Response
 from strawberry.types import ExecutionResult
 
 from api_errors import ApiError, ErrorCode, client_facing
-from request_limits import REFUSED_COST, Allowance, Budgets, throttled_error
-from schema import Identity, Meter, MeterMode
+from request_limits import REFUSED_COST, Allowance, Budgets, query_cost, throttled_error
+from schema import LIST_SIZES, Identity, Meter, MeterMode, published_types, schema
 from server.api_keys import InvalidCredentials, authenticate
 from server.errors import refusal_response
 from server.metrics import COST, THROTTLED
@@ -31,6 +33,13 @@ from server.settings import Settings
 
 MINIMUM = REFUSED_COST
 """What a refused request, and a 304, cost: the least any request costs (none is free)."""
+TYPES = published_types(schema)
+"""The schema as its SDL publishes it, directives and all: what prices are computed from."""
+
+
+@cache
+def _parsed(document: str) -> DocumentNode:
+    return parse(document)
 
 
 @dataclass(frozen=True)
@@ -48,8 +57,36 @@ class Charges:
         return identity
 
     def meter(self, request: Request, identity: Identity | None) -> Meter:
-        """What the schema charges a GraphQL request's operations through."""
-        return Meter(pay=lambda cost: self.charge(request, identity, cost))
+        """What the schema prices and charges a GraphQL request's operations through."""
+        return Meter(
+            price=self.price_operation,
+            pay=lambda cost: self.charge(request, identity, cost),
+            minimum=MINIMUM,
+        )
+
+    def price_operation(
+        self, document: DocumentNode, operation_name: str | None, variables: dict[str, Any] | None
+    ) -> int:
+        """What the operation costs (request_limits.cost), at least the minimum; refused over
+        the most one request may cost."""
+        cost = max(MINIMUM, query_cost(TYPES, document, operation_name, variables, LIST_SIZES))
+        if cost > (maximum := self.settings.max_query_cost):
+            raise ApiError(
+                f"The query costs {cost} points; the most a request may cost is {maximum}. "
+                "Ask for fewer items (`first`) or fewer fields.",
+                code=ErrorCode.MAX_COST_EXCEEDED,
+                details={"cost": cost, "maximumCost": maximum},
+            )
+        return cost
+
+    def price_download(self, document: str, variables: dict[str, Any]) -> int:
+        """What a download costs: what its document (a query a client could send) costs for
+        the rows it holds."""
+        return query_cost(TYPES, _parsed(document), None, variables, LIST_SIZES)
+
+    def price_export(self, items: int) -> int:
+        """What the export costs: 1, and a point an item (each an object)."""
+        return 1 + items
 
     async def charge(self, request: Request, identity: Identity | None, cost: int) -> Allowance:
         """Pours `cost` into the client's bucket: the one place any budget is drawn on."""

@@ -11,16 +11,14 @@ import csv
 import io
 import secrets
 from collections.abc import Awaitable, Callable
-from functools import cache
 from typing import Any
 
-from graphql import DocumentNode, parse
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from api_errors import ApiError, ErrorCode
 from editing import dataset_lines, export_dataset
-from request_limits import Allowance, query_cost, throttled_error
+from request_limits import Allowance, throttled_error
 from schema import (
     LIST_SIZES,
     CachedAnswer,
@@ -31,7 +29,6 @@ from schema import (
     encode_json,
     kept_answer,
     new_context,
-    published_types,
     schema,
 )
 from server.charges import MINIMUM, Charges
@@ -111,7 +108,11 @@ class Downloads:
 
         async def price(store: Store) -> int | None:
             size = await store.leaderboard_size(slug)
-            return None if size is None else _cost(LEADERBOARD, {"slug": slug, "first": size})
+            return (
+                None
+                if size is None
+                else self.clients.price_download(LEADERBOARD, {"slug": slug, "first": size})
+            )
 
         async def make(identity: Identity | None) -> bytes:
             data = await _run(request, identity, LEADERBOARD, {"slug": slug, "first": ALL_ROWS})
@@ -153,7 +154,9 @@ class Downloads:
             _, results = await store.model_results(slug, 0, 0)
             pages = max(1, -(-results // PAGE))  # each page of the connection priced as sent
             return sum(
-                _cost(STANDINGS, {"slug": slug, "first": min(PAGE, results - page * PAGE)})
+                self.clients.price_download(
+                    STANDINGS, {"slug": slug, "first": min(PAGE, results - page * PAGE)}
+                )
                 for page in range(pages)
             )
 
@@ -197,7 +200,7 @@ class Downloads:
             _note(request, NDJSON, identity, MINIMUM, None)
             return await self.clients.not_modified(request, identity, {"etag": etag})
         dataset = await export_dataset(store)
-        cost = 1 + sum(len(dataset[section]) for section in EXPORTED)  # each item an object
+        cost = self.clients.price_export(sum(len(dataset[section]) for section in EXPORTED))
         allowance = await self.clients.charge(request, identity, cost)
         _note(request, NDJSON, identity, cost, allowance)
         if not allowance.allowed:
@@ -294,15 +297,6 @@ def _found(value: Any, message: str) -> Any:
     if value is None:
         raise ApiError(message, status=404)
     return value
-
-
-def _cost(document: str, variables: dict[str, Any]) -> int:
-    return query_cost(published_types(schema), _parsed(document), None, variables, LIST_SIZES)
-
-
-@cache
-def _parsed(document: str) -> DocumentNode:
-    return parse(document)
 
 
 def _cell(value: Any) -> Any:

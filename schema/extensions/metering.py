@@ -1,10 +1,11 @@
-"""Query cost, computed before an operation runs and charged to the client's budget.
+"""Each operation priced and paid for before it runs, through the request's `Meter`.
 
-The cost (request_limits.cost) is computed from the schema's own SDL, once per document,
-operation and variables; an operation over the maximum is refused. How the operation is then
-charged is the request's `Meter`'s mode: paid now, priced only (a batch, before it runs), or
-already paid (a batch, as it runs). An operation refused before it is priced is charged by the
-HTTP layer, which also reports each operation's cost in `extensions.cost`.
+The price is the meter's (server.charges computes it from the schema's own SDL: see
+request_limits.cost), kept once per document, operation and variables; one that may not run
+(over the maximum) is refused. How the operation is then paid for is the meter's mode: paid now,
+priced only (a batch, before it runs), or already paid (a batch, as it runs). A change that no
+key may make is refused before it is priced; an operation refused unpriced pays the minimum
+(server.charges).
 """
 
 from collections.abc import AsyncIterator
@@ -25,9 +26,8 @@ from strawberry.extensions import SchemaExtension
 from strawberry.schema.base import BaseSchema
 from strawberry.types import ExecutionResult
 
-from api_errors import ApiError, ErrorCode
-from request_limits import REFUSED_COST, ListSizes, query_cost, selected_operation, throttled_error
-from schema.extensions.services import MeterMode, Services, operation_of, services_of
+from request_limits import ListSizes, selected_operation, throttled_error
+from schema.extensions.services import MeterMode, operation_of, services_of
 from schema.identity import admin_of
 from schema.pagination import MAX_LIST_SLICE, MAX_PAGE_SIZE
 
@@ -59,13 +59,16 @@ class Metering(SchemaExtension):
         operation = selected_operation(document, key[1])
         if operation.operation is OperationType.MUTATION:
             admin_of(context.context.identity)  # A change no key may make is refused unpriced.
-        meter.priced = cost = max(REFUSED_COST, self.cost(services))
+        if (cost := services.costs.get(key)) is None:
+            cost = meter.price(document, key[1], context.variables)
+            services.costs.put(key, cost)  # Only a price that may run is kept.
+        meter.priced = cost
         rate_limits = rate_limit_fields(operation)
         if operation is not None and asks_dry_run(rate_limits, context.variables):
             # Priced and checked: only `rateLimit` runs, and the request is charged the least
             # any request is (none is free), not its cost.
             context.graphql_document = only(document, operation, rate_limits)
-            cost = REFUSED_COST
+            cost = meter.minimum
         meter.costs.append(cost)
         if meter.mode is MeterMode.PAY:
             allowance = await meter.charge(cost)
@@ -74,30 +77,6 @@ class Metering(SchemaExtension):
         if meter.mode is MeterMode.PRICE:
             context.result = ExecutionResult(data=None, errors=None)  # Priced: it does not run.
         yield
-
-    def cost(self, services: Services) -> int:
-        context = self.execution_context
-        key = operation_of(context)
-        assert key is not None
-        if (cost := services.costs.get(key)) is None:
-            assert context.graphql_document is not None
-            cost = query_cost(
-                published_types(context.schema),
-                context.graphql_document,
-                key[1],
-                context.variables,
-                LIST_SIZES,
-            )
-            services.costs.put(key, cost)
-        if cost > services.max_query_cost:
-            maximum = services.max_query_cost
-            raise ApiError(
-                f"The query costs {cost} points; the most a request may cost is {maximum}. "
-                "Ask for fewer items (`first`) or fewer fields.",
-                code=ErrorCode.MAX_COST_EXCEEDED,
-                details={"cost": cost, "maximumCost": maximum},
-            )
-        return cost
 
 
 def rate_limit_fields(operation: OperationDefinitionNode | None) -> list[FieldNode]:

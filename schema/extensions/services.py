@@ -47,7 +47,6 @@ class Services:
     """What the extensions share across requests (built once per app by server.app)."""
 
     document_limits: DocumentLimits
-    max_query_cost: int
     documents: BoundedCache[str, KnownDocument]
     costs: BoundedCache[OperationKey, int]
     answers: BoundedCache[OperationKey, CachedAnswer] | None = None
@@ -56,7 +55,6 @@ class Services:
     def create(
         cls,
         document_limits: DocumentLimits,
-        max_query_cost: int,
         *,
         document_cache_bytes: int,
         cost_cache_bytes: int,
@@ -67,7 +65,6 @@ class Services:
             answers = BoundedCache(answer_cache_bytes, CachedAnswer.size)
         return cls(
             document_limits=document_limits,
-            max_query_cost=max_query_cost,
             documents=BoundedCache(document_cache_bytes, KnownDocument.size),
             costs=BoundedCache(cost_cache_bytes, sys.getsizeof),
             answers=answers,
@@ -83,11 +80,21 @@ class MeterMode(Enum):
     """Each operation runs; the request paid for all of them already."""
 
 
+Pricer = Callable[[DocumentNode, str | None, dict[str, Any] | None], int]
+"""An operation's price: its document, operation name and variables → its cost in points, or
+an `ApiError` if it may not run at that cost."""
+
+
 @dataclass
 class Meter:
-    """What one HTTP request is charged: each operation's cost, in order, and what is left."""
+    """How the schema prices and pays for one HTTP request's operations: the interface this
+    layer defines, made by the HTTP layer (server.charges, where every price is computed and
+    every charge made). It keeps each operation's cost, in order, and what is left."""
 
+    price: Pricer
     pay: Callable[[int], Awaitable[Allowance]]
+    minimum: int
+    """What a priced request that runs nothing costs (`rateLimit(dryRun: true)`)."""
     mode: MeterMode = MeterMode.PAY
     costs: list[int] = field(default_factory=list)
     allowance: Allowance | None = None

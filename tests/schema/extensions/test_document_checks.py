@@ -20,7 +20,6 @@ LIMITS = DocumentLimits(max_tokens=200, max_depth=6, max_aliases=3)
 def services(limits: DocumentLimits = LIMITS, document_cache_bytes: int = 1_000_000) -> Services:
     return Services.create(
         limits,
-        max_query_cost=1_000,
         document_cache_bytes=document_cache_bytes,
         cost_cache_bytes=100_000,
         answer_cache_bytes=0,
