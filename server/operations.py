@@ -5,6 +5,9 @@ kept answer is the one computed for the same text, name and variables on the sam
 (schema.extensions.answer_reuse), paid for as if it ran (server.charges).
 """
 
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 import orjson
@@ -16,7 +19,7 @@ from strawberry.types import ExecutionResult
 
 from api_errors import ApiError, ErrorCode
 from request_limits import selected_operation
-from schema import CachedAnswer, Context, Services, kept_answer, operation_key
+from schema import CachedAnswer, Context, OperationKey, Services, kept_answer, operation_key
 from server.charges import MINIMUM, Charges
 from server.exchange import Exchange, exchange_of
 from server.graphql_response import VARY
@@ -111,6 +114,35 @@ class KeptLookup:
         public, max_age = context.identity is None, self.charges.settings.cache_max_age_seconds
         headers = {"etag": etag, "cache-control": cache_control(public, max_age), "vary": VARY}
         return await self.charges.not_modified(request, context.identity, headers)
+
+
+class Flights:
+    """One execution per miss: concurrent requests for the same operation on the same data
+    wait for the first to run it, then take the answer it kept (single flight, per process)."""
+
+    def __init__(self) -> None:
+        self.running: dict[tuple[OperationKey, int], asyncio.Event] = {}
+
+    @asynccontextmanager
+    async def one(self, context: Context, deadline: float | None) -> AsyncIterator[bool]:
+        """Whether this request waited for another's execution of its operation (then it
+        looks for the answer kept, and runs the operation itself only if there is none)."""
+        version = context.store.version.current
+        if context.operation is None or version is None:
+            yield False
+            return
+        key = (context.operation, version)
+        if (running := self.running.get(key)) is not None:
+            async with asyncio.timeout_at(deadline):
+                await running.wait()
+            yield True
+            return
+        self.running[key] = done = asyncio.Event()
+        try:
+            yield False
+        finally:
+            del self.running[key]
+            done.set()
 
 
 def operation_named(services: Services, text: str) -> str | None:

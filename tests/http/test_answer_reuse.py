@@ -1,6 +1,10 @@
 """Repeated queries reuse their answer until the data changes, and never reuse a failure."""
 
+import asyncio
+import json
+from collections import Counter
 from datetime import UTC, datetime
+from typing import Any
 
 import httpx
 import pytest
@@ -59,3 +63,21 @@ async def test_a_failure_is_not_reused(
     recovered = (await client.post("/graphql", json=COVERAGE)).json()
     assert "errors" not in recovered
     assert recovered["data"] == {"modelCardCoverage": {"launchPostsRead": 522}}
+
+
+async def test_concurrent_misses_execute_once(
+    client: httpx.AsyncClient, store: Store, calls: Counter[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    read = store.benchmark_with_neighbourhood
+
+    async def slow_read(*args: Any, **kwargs: Any) -> Any:
+        await asyncio.sleep(0.05)  # holds the first execution open while the others arrive
+        return await read(*args, **kwargs)
+
+    monkeypatch.setattr(store, "benchmark_with_neighbourhood", slow_read)
+    answers = await asyncio.gather(*(client.post("/graphql", json=PAGE) for _ in range(6)))
+    assert {json.dumps(a.json()["data"], sort_keys=True) for a in answers} == {
+        json.dumps(answers[0].json()["data"], sort_keys=True)
+    }
+    assert all(a.json()["extensions"]["cost"]["requestedQueryCost"] > 1 for a in answers)
+    assert calls["benchmark_with_neighbourhood"] == 1  # one execution for all six
