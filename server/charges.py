@@ -3,8 +3,8 @@
 A request is priced from what it asks, then charged (or refused) before any work is done for it:
 - a GraphQL operation: its cost (`price_operation`, by request_limits.cost's rules), priced
   and paid by the schema's Metering extension through the request's `Meter` (the interface the
-  schema defines, made here) before it runs; a batch is priced whole and paid
-  once, before any of its operations runs (`pay_batch`);
+  schema defines, made here) before it runs; a batch is priced whole and paid once, before any
+  of its operations runs (`pay_batch`);
 - an answer kept from an earlier run: its operation's cost, as if it ran;
 - a conditional request the client already holds the answer to (a 304): `MINIMUM`;
 - a download: what its query costs for the rows it holds, counted by an indexed read before

@@ -8,6 +8,7 @@ operation's cost (server.charges, where every charge is made) and for a GET quer
 """
 
 import asyncio
+from collections.abc import Awaitable
 from typing import Any
 
 import orjson
@@ -32,7 +33,7 @@ from server.graphiql import graphiql_page
 from server.graphql_request import read_requests, response_media_type
 from server.graphql_response import failed, outcome, result_document
 from server.http_caching import conditional
-from server.operations import Flights, KeptLookup, OperationText, operation_named
+from server.operations import KeptLookup, OperationText, operation_named
 from server.settings import Settings
 from server.shared_services import SharedServices
 
@@ -57,7 +58,6 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         self.charges = Charges(settings, services.budgets)
         self.texts = OperationText(services.persisted)
         self.kept = KeptLookup(services.graphql, self.charges)
-        self.flights = Flights()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["method"] == "HEAD":  # A GET without its body (the server sends none).
@@ -204,18 +204,14 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         priced = len(meter.costs)
         try:
             text = await self.texts.resolve(context, request_data)
-            kept = self.kept.find(context) if meter.mode is MeterMode.PREPAID else None
-            if kept is None and meter.mode is not MeterMode.PRICE:
-                async with self.flights.one(context, exchange.deadline) as waited:
-                    kept = self.kept.find(context) if waited else None
-                    if kept is None:
-                        result = await self.run_pipeline(
-                            exchange, method, context, request_data, text
-                        )
-            if kept is not None:
-                result = await self.kept.pay(context, exchange, kept)
-            elif meter.mode is MeterMode.PRICE:
-                result = await self.run_pipeline(exchange, method, context, request_data, text)
+
+            def run() -> Awaitable[ExecutionResult]:
+                return self.run_pipeline(exchange, method, context, request_data, text)
+
+            if meter.mode is MeterMode.PRICE:
+                result = await run()
+            else:
+                result = await self.kept.or_run(context, exchange, run)
         except ApiError as refusal:
             result = failed(refusal)
         except InvalidOperationTypeError as error:
@@ -230,23 +226,6 @@ class AlmanacGraphQL(GraphQL[Context, None]):
             message = f"The request ran longer than {seconds:g} seconds and was stopped."
             result = failed(ApiError(message, code=ErrorCode.TIMEOUT))
         return await self.charges.settle(meter, priced, result, request_data.variables)
-
-    async def kept_or_run(
-        self,
-        exchange: Exchange,
-        method: str,
-        context: Context,
-        request_data: GraphQLRequestData,
-        text: str,
-    ) -> ExecutionResult:
-        """The kept answer (looked for here for a batch's operations; `reused` looked for a
-        single one's), or the operation run: once for all the requests asking it at once."""
-        batched = _meter(context).mode is MeterMode.PREPAID
-        if not batched or (kept := self.kept.find(context)) is None:
-            async with self.flights.one(context, exchange.deadline) as waited:
-                if not waited or (kept := self.kept.find(context)) is None:
-                    return await self.run_pipeline(exchange, method, context, request_data, text)
-        return await self.kept.pay(context, exchange, kept)
 
     async def run_pipeline(
         self,

@@ -6,9 +6,9 @@ kept answer is the one computed for the same text, name and variables on the sam
 """
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import orjson
 from graphql import DocumentNode
@@ -19,7 +19,15 @@ from strawberry.types import ExecutionResult
 
 from api_errors import ApiError, ErrorCode
 from request_limits import selected_operation
-from schema import CachedAnswer, Context, OperationKey, Services, kept_answer, operation_key
+from schema import (
+    CachedAnswer,
+    Context,
+    MeterMode,
+    OperationKey,
+    Services,
+    kept_answer,
+    operation_key,
+)
 from server.charges import MINIMUM, Charges
 from server.exchange import Exchange, exchange_of
 from server.graphql_response import VARY
@@ -80,6 +88,21 @@ class Kept:
 class KeptLookup:
     services: Services
     charges: Charges
+    flights: "Flights" = field(default_factory=lambda: Flights())
+
+    async def or_run(
+        self, context: Context, exchange: Exchange, run: Callable[[], Awaitable[ExecutionResult]]
+    ) -> ExecutionResult:
+        """The kept answer (looked for here for a batch's operations; the view looked for a
+        single one's already), or the operation run: once for all the requests asking it at
+        once."""
+        assert context.meter is not None
+        batched = context.meter.mode is MeterMode.PREPAID
+        if not batched or (kept := self.find(context)) is None:
+            async with self.flights.one(context, exchange.deadline) as waited:
+                if not waited or (kept := self.find(context)) is None:
+                    return await run()
+        return await self.pay(context, exchange, kept)
 
     def find(self, context: Context) -> Kept | None:
         """The answer kept for the context's operation on this data, and its cost; else None."""
