@@ -83,17 +83,18 @@ def create_app(
         request_metrics = RequestMetrics(Operations.of_site(services.persisted.trusted, CONTRACT))
         observers.append(request_metrics.observe)
 
-    def observed(opened: Store) -> None:
+    def observed(opened: Store) -> Store:
+        """The store the app reads through: `opened`, wrapped once for each observer (none
+        with metrics and tracing off); `opened` itself, which the CLI and tests may share, is
+        left as it is."""
         if settings.metrics:
-            timed_store(opened)
+            opened = timed_store(opened)
             watch_data_version(opened)
             answers = services.graphql.answers
             watch_kept_answers(lambda: answers.bytes_held if answers is not None else 0)
         if tracing is not None:
-            traced_store(opened, tracing)
-
-    if store is not None:
-        observed(store)
+            opened = traced_store(opened, tracing)
+        return opened
 
     drain = Drain(settings.shutdown_drain_seconds)
 
@@ -101,8 +102,7 @@ def create_app(
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         remove_drain = drain.install()
         if store is None:
-            app.state.store = await open_store(settings)
-            observed(app.state.store)
+            app.state.store = observed(await open_store(settings))
         opened: Store = app.state.store
         if settings.metrics and settings.metrics_port is not None:
             start_http_server(settings.metrics_port, registry=registry())
@@ -156,7 +156,7 @@ def create_app(
         ],
         lifespan=lifespan,
     )
-    app.state.store = store
+    app.state.store = observed(store) if store is not None else None
     app.state.services = services
     app.state.drain = drain
     app.state.request_log = request_log

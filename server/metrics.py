@@ -12,7 +12,7 @@ batch); codes are the API's error codes (a fixed list), statuses HTTP's.
 import os
 import time
 from collections.abc import Callable, Iterable
-from functools import wraps
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,7 @@ from starlette.responses import Response
 from starlette.types import Scope
 
 from server.exchange import exchange_of
-from server.store_calls import Call, wrap_store_calls
+from server.observed_store import ObservedStore
 from store import Store
 
 FOLD_REQUESTS = 256
@@ -146,9 +146,15 @@ class RequestMetrics:
 
 
 def timed_store(store: Store) -> Store:
-    """The store, each of its calls timed by method."""
-    wrap_store_calls(store, "metrics", lambda name, call: _timed(call, STORE_SECONDS.labels(name)))
-    return store
+    """The store, each call a request makes timed by method."""
+    timers: dict[str, Any] = {}
+
+    def timed(method: str) -> AbstractContextManager[object]:
+        if (histogram := timers.get(method)) is None:  # `labels` is a slow lookup: kept
+            histogram = timers[method] = STORE_SECONDS.labels(method)
+        return histogram.time()
+
+    return ObservedStore(store, timed)
 
 
 def watch_data_version(store: Store) -> None:
@@ -173,18 +179,6 @@ def registry() -> CollectorRegistry:
     collected = CollectorRegistry()
     multiprocess.MultiProcessCollector(collected)  # type: ignore[no-untyped-call]
     return collected
-
-
-def _timed(method: Call, histogram: Any) -> Call:
-    @wraps(method)
-    async def timed(*args: Any, **kwargs: Any) -> Any:
-        began = time.perf_counter()
-        try:
-            return await method(*args, **kwargs)
-        finally:
-            histogram.observe(time.perf_counter() - began)
-
-    return timed
 
 
 def _operation_names(text: str) -> list[str]:

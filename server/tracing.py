@@ -7,7 +7,7 @@ its trace ID."""
 
 import logging
 import os
-from functools import wraps
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from opentelemetry import trace
@@ -24,7 +24,7 @@ from strawberry.extensions import SchemaExtension
 from strawberry.extensions.tracing import OpenTelemetryExtension
 from strawberry.types.execution import ExecutionContext
 
-from server.store_calls import Call, wrap_store_calls
+from server.observed_store import ObservedStore
 from store import Store
 
 SERVICE = "benchmark-almanac"
@@ -71,21 +71,16 @@ def span_details(scope: Scope) -> tuple[str, dict[str, Any]]:
     return method, {}
 
 
-def traced_store(store: Store, provider: trace.TracerProvider) -> None:
-    """A span for each store call a traced request makes, a child of the resolver's span."""
+def traced_store(store: Store, provider: trace.TracerProvider) -> Store:
+    """The store, a span for each call a traced request makes, a child of the resolver's span."""
     tracer = provider.get_tracer("almanac.store")
 
-    def traced(name: str, call: Call) -> Call:
-        @wraps(call)
-        async def in_span(*args: Any, **kwargs: Any) -> Any:
-            if not trace.get_current_span().get_span_context().is_valid:
-                return await call(*args, **kwargs)  # not for a traced request
-            with tracer.start_as_current_span(f"store.{name}", kind=trace.SpanKind.CLIENT):
-                return await call(*args, **kwargs)
+    def in_span(method: str) -> AbstractContextManager[object]:
+        if not trace.get_current_span().get_span_context().is_valid:
+            return nullcontext()  # not for a traced request
+        return tracer.start_as_current_span(f"store.{method}", kind=trace.SpanKind.CLIENT)
 
-        return in_span
-
-    wrap_store_calls(store, "tracing", traced)
+    return ObservedStore(store, in_span)
 
 
 class WithTraceId(logging.Filter):

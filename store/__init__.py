@@ -4,6 +4,7 @@ vocabularies and the bundled dataset.
 
 Other packages import from here, never from the modules inside (import-linter checks it)."""
 
+from store.changes import DataVersion
 from store.client import connect, mongodb_uri_problem, prepare
 from store.dates import (
     DATE_SHAPE,
@@ -27,6 +28,7 @@ from store.documents import (
     LabDoc,
     ModelDoc,
     ReadDoc,
+    SiteFiguresDoc,
     SortFieldsDoc,
     TrackedRankDoc,
     YearMonth,
@@ -74,6 +76,7 @@ __all__ = [
     "CategoryCountDoc",
     "CategoryDoc",
     "Collection",
+    "DataVersion",
     "Date",
     "DateTime",
     "EntryDoc",
@@ -87,6 +90,7 @@ __all__ = [
     "Order",
     "ReadDoc",
     "Scoring",
+    "SiteFiguresDoc",
     "SortFieldsDoc",
     "Status",
     "Store",

@@ -1,0 +1,190 @@
+"""A store whose calls are watched: a decorating implementation of `Store` that runs each call a
+request makes inside an observer's context (timed for the metrics, a span for the traces), and
+passes everything else through. Observers compose by wrapping one observed store in another;
+the store wrapped, and its class, are left as they are."""
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import Any
+
+from store import (
+    ApiKeyDoc,
+    BenchmarkDoc,
+    BenchmarkFilter,
+    BudgetDoc,
+    CategoryCountDoc,
+    CategoryDoc,
+    Collection,
+    DataVersion,
+    LabDoc,
+    ModelDoc,
+    Neighbourhood,
+    NeighbourhoodRequest,
+    Order,
+    SiteFiguresDoc,
+    Store,
+    TrackedRankDoc,
+    Write,
+)
+
+CallObserver = Callable[[str], AbstractContextManager[object]]
+"""What watches a store call: given the method's name, the context the call runs in."""
+
+
+class ObservedStore(Store):
+    """`inner`, each call a request makes run within `observe(method)`. The change stream and
+    `close` live as long as the process: they are not watched."""
+
+    def __init__(self, inner: Store, observe: CallObserver) -> None:
+        self.inner = inner
+        self.observe = observe
+
+    @property
+    def embedded(self) -> bool:
+        return self.inner.embedded
+
+    @embedded.setter
+    def embedded(self, value: bool) -> None:
+        self.inner.embedded = value
+
+    @property
+    def version(self) -> DataVersion:
+        return self.inner.version
+
+    @version.setter
+    def version(self, value: DataVersion) -> None:
+        self.inner.version = value
+
+    async def replace(self, collection: Collection, key: dict[str, Any], doc: Any) -> str:
+        with self.observe("replace"):
+            return await self.inner.replace(collection, key, doc)
+
+    async def insert(self, collection: Collection, doc: Any) -> None:
+        with self.observe("insert"):
+            await self.inner.insert(collection, doc)
+
+    async def insert_many(self, collection: Collection, docs: list[Any]) -> None:
+        with self.observe("insert_many"):
+            await self.inner.insert_many(collection, docs)
+
+    async def replace_at_revision(
+        self, collection: Collection, slug: str, revision: int, doc: Any
+    ) -> bool:
+        with self.observe("replace_at_revision"):
+            return await self.inner.replace_at_revision(collection, slug, revision, doc)
+
+    async def write_batch(self, writes: list[Write]) -> list[bool]:
+        with self.observe("write_batch"):
+            return await self.inner.write_batch(writes)
+
+    async def ping(self) -> None:
+        with self.observe("ping"):
+            await self.inner.ping()
+
+    async def documents_by_slugs(self, collection: Collection, slugs: list[str]) -> list[Any]:
+        with self.observe("documents_by_slugs"):
+            return await self.inner.documents_by_slugs(collection, slugs)
+
+    async def benchmarks_by_slugs(self, slugs: list[str]) -> list[BenchmarkDoc]:
+        with self.observe("benchmarks_by_slugs"):
+            return await self.inner.benchmarks_by_slugs(slugs)
+
+    async def benchmark_with_neighbourhood(
+        self, slug: str, siblings: int
+    ) -> tuple[BenchmarkDoc, Neighbourhood] | None:
+        with self.observe("benchmark_with_neighbourhood"):
+            return await self.inner.benchmark_with_neighbourhood(slug, siblings)
+
+    async def neighbourhoods(self, requests: list[NeighbourhoodRequest]) -> list[Neighbourhood]:
+        with self.observe("neighbourhoods"):
+            return await self.inner.neighbourhoods(requests)
+
+    async def benchmarks_with_model_keys(self, keys: list[str]) -> list[BenchmarkDoc]:
+        with self.observe("benchmarks_with_model_keys"):
+            return await self.inner.benchmarks_with_model_keys(keys)
+
+    async def benchmark_page(
+        self, where: BenchmarkFilter, order: Order, after: list[Any] | None, limit: int
+    ) -> tuple[list[BenchmarkDoc], int]:
+        with self.observe("benchmark_page"):
+            return await self.inner.benchmark_page(where, order, after, limit)
+
+    async def benchmark_parents(self) -> dict[str, str | None]:
+        with self.observe("benchmark_parents"):
+            return await self.inner.benchmark_parents()
+
+    async def categories(self) -> list[CategoryCountDoc]:
+        with self.observe("categories"):
+            return await self.inner.categories()
+
+    async def models_by_keys(self, keys: list[str]) -> list[ModelDoc]:
+        with self.observe("models_by_keys"):
+            return await self.inner.models_by_keys(keys)
+
+    async def models_by_slugs(self, slugs: list[str]) -> list[ModelDoc]:
+        with self.observe("models_by_slugs"):
+            return await self.inner.models_by_slugs(slugs)
+
+    async def models(self) -> list[ModelDoc]:
+        with self.observe("models"):
+            return await self.inner.models()
+
+    async def benchmarks(self) -> list[BenchmarkDoc]:
+        with self.observe("benchmarks"):
+            return await self.inner.benchmarks()
+
+    async def site_figures(self) -> SiteFiguresDoc:
+        with self.observe("site_figures"):
+            return await self.inner.site_figures()
+
+    async def provenance(self) -> list[str]:
+        with self.observe("provenance"):
+            return await self.inner.provenance()
+
+    async def labs(self) -> list[LabDoc]:
+        with self.observe("labs"):
+            return await self.inner.labs()
+
+    async def known_categories(self) -> list[CategoryDoc]:
+        with self.observe("known_categories"):
+            return await self.inner.known_categories()
+
+    async def api_key(self, key_id: str) -> ApiKeyDoc | None:
+        with self.observe("api_key"):
+            return await self.inner.api_key(key_id)
+
+    async def api_keys(self) -> list[ApiKeyDoc]:
+        with self.observe("api_keys"):
+            return await self.inner.api_keys()
+
+    async def revoke_api_key(self, name: str, at: str) -> bool:
+        with self.observe("revoke_api_key"):
+            return await self.inner.revoke_api_key(name, at)
+
+    async def set_api_key_budget(self, name: str, budget: BudgetDoc | None) -> bool:
+        with self.observe("set_api_key_budget"):
+            return await self.inner.set_api_key_budget(name, budget)
+
+    async def model_results(
+        self, model: str, offset: int, limit: int
+    ) -> tuple[list[BenchmarkDoc], int]:
+        with self.observe("model_results"):
+            return await self.inner.model_results(model, offset, limit)
+
+    async def set_tracked_ranks(self, ranks: dict[str, list[TrackedRankDoc]]) -> None:
+        with self.observe("set_tracked_ranks"):
+            await self.inner.set_tracked_ranks(ranks)
+
+    async def is_empty(self) -> bool:
+        with self.observe("is_empty"):
+            return await self.inner.is_empty()
+
+    async def dump(self) -> dict[str, list[Any]]:
+        with self.observe("dump"):
+            return await self.inner.dump()
+
+    async def follow_changes(self) -> None:
+        await self.inner.follow_changes()
+
+    async def close(self) -> None:
+        await self.inner.close()
