@@ -109,6 +109,10 @@ class ObservedStore(Store):
         with self.observe("benchmark_page"):
             return await self.inner.benchmark_page(where, order, after, limit)
 
+    async def leaderboard_size(self, slug: str) -> int | None:
+        with self.observe("leaderboard_size"):
+            return await self.inner.leaderboard_size(slug)
+
     async def benchmark_parents(self) -> dict[str, str | None]:
         with self.observe("benchmark_parents"):
             return await self.inner.benchmark_parents()
