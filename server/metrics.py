@@ -147,7 +147,7 @@ class RequestMetrics:
 
 def timed_store(store: Store) -> Store:
     """The store, each call a request makes timed by method."""
-    timers: dict[str, Any] = {}
+    timers: dict[str, Histogram] = {}
 
     def timed(method: str) -> AbstractContextManager[object]:
         if (histogram := timers.get(method)) is None:  # `labels` is a slow lookup: kept
