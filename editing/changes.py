@@ -87,6 +87,10 @@ def changed_benchmark(
             value = _known(catalog.categories, value, (name,), "category", problems)
         elif name == "parent" and value is not None:
             problems += _parent_problems(slug, value, catalog)
+        elif name == "source" and value is not None:
+            value = value.model_dump(mode="json")
+            if value["lab"] is not None:
+                value["lab"] = _known(catalog.labs, value["lab"], (name, "lab"), "lab", problems)
         elif isinstance(value, list):
             value = [item.model_dump(mode="json") for item in value]
         elif hasattr(value, "model_dump"):
@@ -294,6 +298,11 @@ def _entry_problems(
     for index, entry in enumerate(entries):
         where = location or ("entries", index, "score")
         problems += _range_problems(entry["score"], unit, where)
+        interval = entry.get("interval")
+        if interval is not None:
+            for end in ("low", "high"):
+                at = location or ("entries", index, "interval", end)
+                problems += _range_problems(interval[end], unit, at)
         identity = entry_identity(entry, tracked)
         if identity in first_row:
             problems.append(

@@ -16,6 +16,7 @@ from store import BenchmarkDoc, ModelDoc, YearMonth
 
 if TYPE_CHECKING:
     from schema.benchmark import Benchmark
+    from schema.leaderboard import LeaderboardRow
 
 DEFAULT_RESULTS = 50
 
@@ -31,6 +32,24 @@ class ModelResult:
     leads: bool = strawberry.field(description="Whether it tops that leaderboard.")
     leads_tracked_models: bool = strawberry.field(
         description="Whether it is the best of the models we track there (the named leader)."
+    )
+    could_lead: bool = strawberry.field(
+        description=(
+            "Whether it could be first there (`rankRange.best` 1: it leads, or is tied with the "
+            "leader given how uncertain the scores are), where `leads` names one row only."
+        )
+    )
+    could_lead_tracked_models: bool = strawberry.field(
+        description=(
+            "Whether it is among that benchmark's `trackedLeaders`: it could be first among "
+            "the models we track."
+        )
+    )
+    row: Annotated["LeaderboardRow", strawberry.lazy("schema.leaderboard")] = strawberry.field(
+        description=(
+            "Its row on that leaderboard, with everything the leaderboard shows: interval, "
+            "rank range, who reported it."
+        )
     )
 
 
@@ -116,11 +135,13 @@ class Model(SlugNode, Revised):
         self, info: strawberry.Info[Context], docs: list[BenchmarkDoc]
     ) -> list[ModelResult]:
         from schema.benchmark import benchmarks_from_docs
+        from schema.leaderboard import LeaderboardRow
 
         results = []
         for benchmark in await benchmarks_from_docs(info.context, docs):
             found = rules.standing(benchmark.rows, self.slug)
             if found is not None:
+                board = benchmark.board
                 results.append(
                     ModelResult(
                         benchmark=benchmark,
@@ -129,6 +150,11 @@ class Model(SlugNode, Revised):
                         setting=found.row.entry["setting"],
                         leads=found.leads,
                         leads_tracked_models=found.leads_tracked_models,
+                        could_lead=board.range_of(found.row).best == 1,
+                        could_lead_tracked_models=any(
+                            row is found.row for row in board.tracked_leaders()
+                        ),
+                        row=LeaderboardRow.from_row(found.row, board, benchmark.doc),
                     )
                 )
         return results
