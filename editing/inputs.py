@@ -18,6 +18,7 @@ from pydantic import (
     StringConstraints,
     ValidationError,
     ValidationInfo,
+    field_validator,
     model_validator,
 )
 
@@ -153,14 +154,21 @@ class EntryFields(Input):
     # Who reported it, where not the benchmark's source (resolvers.reporting).
     reported_by: SourceKindName | None = None
 
-    @model_validator(mode="after")
-    def _interval_holds_the_score(self) -> "EntryFields":
-        if self.interval is not None and not self.interval.low <= self.score <= self.interval.high:
+    @field_validator("interval")
+    @classmethod
+    def _holds_the_score(
+        cls, interval: IntervalFields | None, info: ValidationInfo
+    ) -> IntervalFields | None:
+        score = info.data.get("score")  # absent when itself refused
+        if (
+            interval is not None
+            and score is not None
+            and not interval.low <= score <= interval.high
+        ):
             raise ValueError(
-                f"the interval {self.interval.low:g}-{self.interval.high:g} does not hold the "
-                f"score {self.score:g}"
+                f"{interval.low:g}-{interval.high:g} does not hold the score {score:g}"
             )
-        return self
+        return interval
 
 
 class ReadFields(Input):

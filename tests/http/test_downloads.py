@@ -128,9 +128,10 @@ async def test_an_etag_until_the_data_changes(
 async def test_a_download_is_charged_what_its_query_costs(client: httpx.AsyncClient) -> None:
     first = await client.get(f"/benchmarks/{GENERAL}.json")
     rows = len(first.json()["leaderboard"])
-    assert first.headers["almanac-cost"] == str(2 + rows)  # the benchmark, its metric, each row
+    # The benchmark, its metric, and each row with its interval and its rank range.
+    assert first.headers["almanac-cost"] == str(2 + 3 * rows)
     kept = await client.get(f"/benchmarks/{GENERAL}.json")  # made once, paid for each time
-    assert kept.headers["almanac-cost"] == str(2 + rows)
+    assert kept.headers["almanac-cost"] == str(2 + 3 * rows)
     assert kept.content == first.content
 
 
