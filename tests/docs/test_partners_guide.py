@@ -40,7 +40,7 @@ def test_the_guide_has_examples_of_both_kinds() -> None:
 @pytest.mark.parametrize(
     ("kind", "code"), EXAMPLES, ids=[f"{i}-{kind}" for i, (kind, _) in enumerate(EXAMPLES)]
 )
-def test_example_runs(live_server: dict[str, str], kind: str, code: str) -> None:
+def test_example_runs(live_server: dict[str, str], kind: str, code: str, tmp_path: Path) -> None:
     if kind == "sh" and shutil.which("curl") is None:
         pytest.skip("curl is not installed")
     command = (
@@ -49,6 +49,7 @@ def test_example_runs(live_server: dict[str, str], kind: str, code: str) -> None
     result = subprocess.run(
         command,
         env={**os.environ, **live_server},
+        cwd=tmp_path,  # the files an example downloads land there, not in the checkout
         capture_output=True,
         text=True,
         timeout=60,

@@ -412,3 +412,18 @@ async def test_the_downloads_carry_the_new_columns(
         "false",
         "true",
     )
+
+
+async def test_the_catalog_names_every_row_that_could_lead(graphql: GraphQLClient) -> None:
+    data = await graphql.data(
+        '{ benchmarks(first: 20, filter: {search: "interpreter"}) { nodes { slug '
+        "leader { modelName } leaders { modelName } trackedLeaders { modelName } } } }"
+    )
+    nodes = {node["slug"]: node for node in data["benchmarks"]["nodes"]}
+    general = nodes[GENERAL]
+    assert general["leader"] == {"modelName": GPT4}
+    assert general["leaders"] == [{"modelName": GPT4}, {"modelName": "Qwen-72B-Chat"}]
+    assert general["trackedLeaders"] == [{"modelName": "Qwen-14B"}]
+    # Without a tie, the leaders are the leader alone.
+    math = nodes["code-interpreter-benchmark-math"]
+    assert math["leaders"] == [math["leader"]]
