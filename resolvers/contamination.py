@@ -4,7 +4,7 @@ seen it in training. A heuristic on release months, not a finding about any mode
 from store import BenchmarkDoc, ModelDoc, YearMonth
 
 
-def test_set_published_on(benchmark: BenchmarkDoc) -> YearMonth | None:
+def when_test_set_published(benchmark: BenchmarkDoc) -> YearMonth | None:
     """When its test set became public: as stored, else the benchmark's release month."""
     return benchmark.get("test_set_published_on") or benchmark["released_on"]
 
@@ -12,7 +12,7 @@ def test_set_published_on(benchmark: BenchmarkDoc) -> YearMonth | None:
 def released_after_test_set(model: ModelDoc | None, benchmark: BenchmarkDoc) -> bool | None:
     """True when the model's release month is after the test set's, false when before; None
     when either is unknown or both are the same month (the order within it is unknown)."""
-    published = test_set_published_on(benchmark)
+    published = when_test_set_published(benchmark)
     released = None if model is None else model["released_on"]
     if published is None or released is None or released == published:
         return None

@@ -12,7 +12,7 @@ from editing import MAX_MODEL_CARD_REPORTS, MAX_TRACKS
 from resolvers import family as family_rules
 from resolvers import headroom as headroom_rules
 from resolvers import leaderboard as rules
-from resolvers.contamination import test_set_published_on
+from resolvers.contamination import when_test_set_published
 from resolvers.history import changes_by_read, entries_of, read_as_of, results_ever_recorded
 from resolvers.ranking import Board
 from resolvers.reporting import ReportFilter, reported_entries
@@ -362,7 +362,7 @@ class Benchmark(SlugNode, Revised):
         )
     )
     def test_set_published_on(self) -> YearMonth | None:
-        return test_set_published_on(self.doc)
+        return when_test_set_published(self.doc)
 
     @strawberry.field(
         description=(
