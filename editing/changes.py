@@ -11,7 +11,14 @@ from typing import Any
 
 from editing.derived import with_benchmark_keys, with_model_keys
 from editing.errors import InvalidInput, Location, Problem
-from editing.inputs import MAX_CATEGORIES, MAX_TRACKS, BenchmarkFields, ModelFields, ReadFields
+from editing.inputs import (
+    MAX_CATEGORIES,
+    MAX_TRACKS,
+    BenchmarkFields,
+    ModelFields,
+    ReadFields,
+    kept_entry,
+)
 from resolvers.history import entry_identity, is_recorded, read_changes
 from resolvers.tracking import TrackedModels, model_key, tracked_model
 from store import (
@@ -117,7 +124,7 @@ def with_read(
     None if this read (same date, same rows) is already recorded: recording it again is a no-op.
     """
     history = current.get("history", [])
-    sent: list[EntryDoc] = [entry.model_dump(mode="json") for entry in read.entries]  # type: ignore[misc]
+    sent: list[EntryDoc] = [kept_entry(entry) for entry in read.entries]  # type: ignore[misc]
     entries = as_printed(sent, history[-1]["entries"] if history else [], tracked)
     if is_recorded(history, read.read_on, entries):
         return None

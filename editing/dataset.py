@@ -14,6 +14,7 @@ from typing import Any
 
 from editing.errors import InvalidInput, Problem
 from editing.inputs import (
+    OMITTED_WHEN_EMPTY,
     READ_REQUEST_ONLY,
     BenchmarkFields,
     EntryFields,
@@ -210,7 +211,11 @@ def _exported_benchmark(doc: BenchmarkDoc) -> dict[str, Any]:
                     if name not in READ_REQUEST_ONLY
                 },
                 "entries": [
-                    {name: entry.get(name) for name in EntryFields.model_fields}
+                    {
+                        name: entry.get(name)
+                        for name in EntryFields.model_fields
+                        if name in entry or name not in OMITTED_WHEN_EMPTY
+                    }
                     for entry in read["entries"]
                 ],
             }

@@ -171,6 +171,17 @@ class EntryFields(Input):
         return interval
 
 
+OMITTED_WHEN_EMPTY = ("interval", "standard_error", "sample_size", "reported_by")
+"""An entry's fields that most sources never give: stored and exported only when given, so that
+documents and files stay as small as they were."""
+
+
+def kept_entry(entry: EntryFields) -> dict[str, Any]:
+    """The entry as stored and exported: its fields, less those in `OMITTED_WHEN_EMPTY` unset."""
+    dumped = entry.model_dump(mode="json")
+    return {k: v for k, v in dumped.items() if v is not None or k not in OMITTED_WHEN_EMPTY}
+
+
 class ReadFields(Input):
     """A leaderboard read: every row read from the source on `read_on`."""
 

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Self
 import strawberry
 
 from resolvers import leaderboard as rules
+from resolvers.ranking import Board
 from schema.context import Context
 from schema.directives import page_of, sliced_by
 from schema.lab import Lab
@@ -33,24 +34,37 @@ class ModelResult:
     leads_tracked_models: bool = strawberry.field(
         description="Whether it is the best of the models we track there (the named leader)."
     )
-    could_lead: bool = strawberry.field(
+    best: strawberry.Private[rules.Row]
+    board: strawberry.Private[Board]
+
+    @strawberry.field(
         description=(
             "Whether it could be first there (`rankRange.best` 1: it leads, or is tied with the "
             "leader given how uncertain the scores are), where `leads` names one row only."
         )
     )
-    could_lead_tracked_models: bool = strawberry.field(
+    def could_lead(self) -> bool:
+        return self.board.range_of(self.best).best == 1
+
+    @strawberry.field(
         description=(
             "Whether it is among that benchmark's `trackedLeaders`: it could be first among "
             "the models we track."
         )
     )
-    row: Annotated["LeaderboardRow", strawberry.lazy("schema.leaderboard")] = strawberry.field(
+    def could_lead_tracked_models(self) -> bool:
+        return any(row is self.best for row in self.board.tracked_leaders())
+
+    @strawberry.field(
         description=(
             "Its row on that leaderboard, with everything the leaderboard shows: interval, "
             "rank range, who reported it."
         )
     )
+    def row(self) -> Annotated["LeaderboardRow", strawberry.lazy("schema.leaderboard")]:
+        from schema.leaderboard import LeaderboardRow
+
+        return LeaderboardRow.from_row(self.best, self.board, self.benchmark.doc)
 
 
 @strawberry.type(
@@ -135,13 +149,11 @@ class Model(SlugNode, Revised):
         self, info: strawberry.Info[Context], docs: list[BenchmarkDoc]
     ) -> list[ModelResult]:
         from schema.benchmark import benchmarks_from_docs
-        from schema.leaderboard import LeaderboardRow
 
         results = []
         for benchmark in await benchmarks_from_docs(info.context, docs):
             found = rules.standing(benchmark.rows, self.slug)
             if found is not None:
-                board = benchmark.board
                 results.append(
                     ModelResult(
                         benchmark=benchmark,
@@ -150,11 +162,8 @@ class Model(SlugNode, Revised):
                         setting=found.row.entry["setting"],
                         leads=found.leads,
                         leads_tracked_models=found.leads_tracked_models,
-                        could_lead=board.range_of(found.row).best == 1,
-                        could_lead_tracked_models=any(
-                            row is found.row for row in board.tracked_leaders()
-                        ),
-                        row=LeaderboardRow.from_row(found.row, board, benchmark.doc),
+                        best=found.row,
+                        board=benchmark.board,
                     )
                 )
         return results
