@@ -118,9 +118,9 @@ ReportedBy = Annotated[
     ),
 ]
 ExcludeSelfReported = Annotated[
-    bool,
+    bool | None,
     strawberry.argument(
-        description="Leave out scores known to be self-reported (`selfReported: true`)."
+        description="True: leave out scores known to be self-reported (`selfReported: true`)."
     ),
 ]
 
@@ -291,7 +291,7 @@ class Benchmark(SlugNode, Revised):
         first: SliceArgument = DEFAULT_LEADERBOARD_ROWS,
         as_of: AsOf = None,
         reported_by: ReportedBy = None,
-        exclude_self_reported: ExcludeSelfReported = False,
+        exclude_self_reported: ExcludeSelfReported = None,
     ) -> list[LeaderboardRow]:
         size = slice_size("first", first)
         only = _report_filter(reported_by, exclude_self_reported)
@@ -318,7 +318,7 @@ class Benchmark(SlugNode, Revised):
         first: SliceArgument = DEFAULT_LEADERS,
         as_of: AsOf = None,
         reported_by: ReportedBy = None,
-        exclude_self_reported: ExcludeSelfReported = False,
+        exclude_self_reported: ExcludeSelfReported = None,
     ) -> list[LeaderboardRow]:
         size = slice_size("first", first)
         only = _report_filter(reported_by, exclude_self_reported)
@@ -343,7 +343,7 @@ class Benchmark(SlugNode, Revised):
         first: SliceArgument = DEFAULT_LEADERS,
         as_of: AsOf = None,
         reported_by: ReportedBy = None,
-        exclude_self_reported: ExcludeSelfReported = False,
+        exclude_self_reported: ExcludeSelfReported = None,
     ) -> list[LeaderboardRow]:
         size = slice_size("first", first)
         only = _report_filter(reported_by, exclude_self_reported)
@@ -584,9 +584,11 @@ async def benchmarks_from_docs(context: Context, docs: list[BenchmarkDoc]) -> li
     return [Benchmark.from_doc(doc, tracked, context) for doc in docs]
 
 
-def _report_filter(kinds: list[SourceKind] | None, exclude_self_reported: bool) -> ReportFilter:
+def _report_filter(
+    kinds: list[SourceKind] | None, exclude_self_reported: bool | None
+) -> ReportFilter:
     names = None if kinds is None else frozenset(kind.name for kind in kinds)
-    return ReportFilter(kinds=names, exclude_self_reported=exclude_self_reported)
+    return ReportFilter(kinds=names, exclude_self_reported=bool(exclude_self_reported))
 
 
 def _maybe(enum: type[E], stored: str | None) -> E | None:
