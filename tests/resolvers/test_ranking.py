@@ -13,9 +13,9 @@ widths = st.floats(min_value=0, max_value=20, allow_nan=False)
 
 
 @st.composite
-def intervals(draw: st.DrawFn, size: int = 0) -> list[tuple[float, float]]:
+def intervals(draw: st.DrawFn) -> list[tuple[float, float]]:
     """Rows as (low, high) around a score; some points, some shared scores."""
-    count = size or draw(st.integers(min_value=1, max_value=12))
+    count = draw(st.integers(min_value=1, max_value=12))
     pool = draw(st.lists(scores, min_size=1, max_size=4))
     rows = []
     for _ in range(count):
@@ -54,17 +54,18 @@ def test_points_with_a_shared_score_share_a_range(found: list[float]) -> None:
 
 
 @given(st.data())
-def test_a_row_tied_on_score_with_the_leader_could_lead(data: st.DataObject) -> None:
-    rows = data.draw(intervals())
-    top = max(range(len(rows)), key=lambda index: (rows[index][0] + rows[index][1]) / 2)
-    low, high = rows[top]
-    score = (low + high) / 2
-    tied = (score - data.draw(widths), score + data.draw(widths))
+def test_a_row_tied_on_score_with_the_leader_shares_its_best_rank(data: st.DataObject) -> None:
+    found = data.draw(st.lists(scores, min_size=1, max_size=12))
+    spread = data.draw(
+        st.lists(st.tuples(widths, widths), min_size=len(found), max_size=len(found))
+    )
+    rows = [(score - low, score + high) for score, (low, high) in zip(found, spread, strict=True)]
+    top = max(found)
+    tied = (top - data.draw(widths), top + data.draw(widths))  # the leader's score, any interval
     ranges = rank_ranges([*rows, tied], higher_is_better=True)
-    # The leader (by score) and a row of its score both could be first.
-    assert ranges[-1].best == 1
-    assert ranges[top].best == 1
-    assert len(rows) in could_lead(ranges)
+    leader = found.index(top)
+    assert ranges[leader].best == ranges[-1].best == 1
+    assert {leader, len(rows)} <= set(could_lead(ranges))
 
 
 @given(st.data())
