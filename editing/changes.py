@@ -11,7 +11,14 @@ from typing import Any
 
 from editing.derived import with_benchmark_keys, with_model_keys
 from editing.errors import InvalidInput, Location, Problem
-from editing.inputs import MAX_CATEGORIES, MAX_TRACKS, BenchmarkFields, ModelFields, ReadFields
+from editing.inputs import (
+    MAX_CATEGORIES,
+    MAX_TRACKS,
+    BenchmarkFields,
+    ModelFields,
+    ReadFields,
+    kept_entry,
+)
 from resolvers.history import entry_identity, is_recorded, read_changes
 from resolvers.tracking import TrackedModels, model_key, tracked_model
 from store import (
@@ -87,6 +94,10 @@ def changed_benchmark(
             value = _known(catalog.categories, value, (name,), "category", problems)
         elif name == "parent" and value is not None:
             problems += _parent_problems(slug, value, catalog)
+        elif name == "source" and value is not None:
+            value = value.model_dump(mode="json")
+            if value["lab"] is not None:
+                value["lab"] = _known(catalog.labs, value["lab"], (name, "lab"), "lab", problems)
         elif isinstance(value, list):
             value = [item.model_dump(mode="json") for item in value]
         elif hasattr(value, "model_dump"):
@@ -113,7 +124,7 @@ def with_read(
     None if this read (same date, same rows) is already recorded: recording it again is a no-op.
     """
     history = current.get("history", [])
-    sent: list[EntryDoc] = [entry.model_dump(mode="json") for entry in read.entries]  # type: ignore[misc]
+    sent: list[EntryDoc] = [kept_entry(entry) for entry in read.entries]  # type: ignore[misc]
     entries = as_printed(sent, history[-1]["entries"] if history else [], tracked)
     if is_recorded(history, read.read_on, entries):
         return None
@@ -294,6 +305,11 @@ def _entry_problems(
     for index, entry in enumerate(entries):
         where = location or ("entries", index, "score")
         problems += _range_problems(entry["score"], unit, where)
+        interval = entry.get("interval")
+        if interval is not None:
+            for end in ("low", "high"):
+                at = location or ("entries", index, "interval", end)
+                problems += _range_problems(interval[end], unit, at)
         identity = entry_identity(entry, tracked)
         if identity in first_row:
             problems.append(

@@ -13,7 +13,15 @@ from pathlib import Path
 from typing import Any
 
 from editing.errors import InvalidInput, Problem
-from editing.inputs import READ_REQUEST_ONLY, BenchmarkFields, EntryFields, ModelFields, ReadFields
+from editing.inputs import (
+    OMITTED_WHEN_EMPTY,
+    READ_REQUEST_ONLY,
+    BenchmarkFields,
+    EntryFields,
+    ModelFields,
+    ReadFields,
+    SourceFields,
+)
 from store import BenchmarkDoc, ModelDoc, Store
 
 FORMAT = "benchmark-almanac/1"
@@ -27,7 +35,15 @@ CSV_COLUMNS = (
     "source",
     "published_on",
     "note",
+    "interval_low",
+    "interval_high",
+    "interval_level",
+    "standard_error",
+    "sample_size",
+    "reported_by",
 )
+INTERVAL_COLUMNS = {"interval_low": "low", "interval_high": "high", "interval_level": "level"}
+"""CSV's flat columns of an entry's `interval`."""
 REQUIRED_CSV_COLUMNS = ("benchmark", "read_on", "model_name", "score")
 CSV_LINES = "csv_lines"
 """Beside a read from CSV: each entry's line in the file, so that problems name the line."""
@@ -90,8 +106,15 @@ def dataset_from_csv(text: str) -> Dataset:
         entry = {
             key: (value or "").strip() or None
             for key, value in row.items()
-            if key not in ("benchmark", "read_on")
+            if key not in ("benchmark", "read_on", *INTERVAL_COLUMNS)
         }
+        interval = {
+            end: value
+            for column, end in INTERVAL_COLUMNS.items()
+            if (value := (row.get(column) or "").strip())
+        }
+        if interval:
+            entry["interval"] = interval
         read_key = ((row["benchmark"] or "").strip(), (row["read_on"] or "").strip())
         reads.setdefault(read_key, []).append((line, entry))
     benchmarks: dict[str, dict[str, Any]] = {}
@@ -166,11 +189,20 @@ def _exported_model(doc: ModelDoc) -> dict[str, Any]:
 
 
 def _exported_benchmark(doc: BenchmarkDoc) -> dict[str, Any]:
+    source = doc["source"]
+    lab = None if source is None else source.get("lab")
     return {
         "slug": doc["slug"],
-        **{name: doc[name] for name in BenchmarkFields.model_fields},  # type: ignore[literal-required]
+        # A field added later is absent from older documents: exported empty.
+        **{name: doc.get(name) for name in BenchmarkFields.model_fields},
         "made_by": doc["made_by"]["slug"] if doc["made_by"] else None,
         "category": doc["category"]["slug"],
+        "source": None
+        if source is None
+        else {
+            **{name: source.get(name) for name in SourceFields.model_fields},
+            "lab": None if lab is None else lab["slug"],
+        },
         "reads": [
             {
                 **{
@@ -179,7 +211,11 @@ def _exported_benchmark(doc: BenchmarkDoc) -> dict[str, Any]:
                     if name not in READ_REQUEST_ONLY
                 },
                 "entries": [
-                    {name: entry[name] for name in EntryFields.model_fields}  # type: ignore[literal-required]
+                    {
+                        name: entry.get(name)
+                        for name in EntryFields.model_fields
+                        if name in entry or name not in OMITTED_WHEN_EMPTY
+                    }
                     for entry in read["entries"]
                 ],
             }

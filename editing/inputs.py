@@ -18,6 +18,8 @@ from pydantic import (
     StringConstraints,
     ValidationError,
     ValidationInfo,
+    field_validator,
+    model_validator,
 )
 
 from editing.errors import InvalidInput, Problem
@@ -30,6 +32,7 @@ from store import (
     Level,
     MetricUnit,
     Scoring,
+    SourceKind,
     Status,
     TaskAvailability,
     as_date,
@@ -50,6 +53,7 @@ MAX_MODEL_CARD_REPORTS = 100
 MAX_ALIASES = 50
 MAX_PROMINENCE = 1_000_000
 MAX_RANK = 1_000_000
+MAX_SAMPLE_SIZE = 1_000_000_000
 
 
 def _today(info: ValidationInfo) -> date:
@@ -117,6 +121,25 @@ class Input(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+SourceKindName = Annotated[str, _member_of(SourceKind)]
+SampleSize = Annotated[int, Field(ge=1, le=MAX_SAMPLE_SIZE)]
+StandardError = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+
+
+class IntervalFields(Input):
+    """A score's interval as its source publishes it: `level` is its confidence (0.95: 95%)."""
+
+    low: Score
+    high: Score
+    level: Annotated[float, Field(gt=0, lt=1)] = 0.95
+
+    @model_validator(mode="after")
+    def _ordered(self) -> "IntervalFields":
+        if self.low > self.high:
+            raise ValueError(f"low ({self.low:g}) is above high ({self.high:g})")
+        return self
+
+
 class EntryFields(Input):
     model_name: Name
     setting: Name | None = None
@@ -124,6 +147,39 @@ class EntryFields(Input):
     source: Text | None = None
     published_on: PastDate | None = None
     note: Text | None = None
+    # How uncertain the score is, as the source publishes it (resolvers.uncertainty).
+    interval: IntervalFields | None = None
+    standard_error: StandardError | None = None
+    sample_size: SampleSize | None = None
+    # Who reported it, where not the benchmark's source (resolvers.reporting).
+    reported_by: SourceKindName | None = None
+
+    @field_validator("interval")
+    @classmethod
+    def _holds_the_score(
+        cls, interval: IntervalFields | None, info: ValidationInfo
+    ) -> IntervalFields | None:
+        score = info.data.get("score")  # absent when itself refused
+        if (
+            interval is not None
+            and score is not None
+            and not interval.low <= score <= interval.high
+        ):
+            raise ValueError(
+                f"{interval.low:g}-{interval.high:g} does not hold the score {score:g}"
+            )
+        return interval
+
+
+OMITTED_WHEN_EMPTY = ("interval", "standard_error", "sample_size", "reported_by")
+"""An entry's fields that most sources never give: stored and exported only when given, so that
+documents and files stay as small as they were."""
+
+
+def kept_entry(entry: EntryFields) -> dict[str, Any]:
+    """The entry as stored and exported: its fields, less those in `OMITTED_WHEN_EMPTY` unset."""
+    dumped = entry.model_dump(mode="json")
+    return {k: v for k, v in dumped.items() if v is not None or k not in OMITTED_WHEN_EMPTY}
 
 
 class ReadFields(Input):
@@ -151,6 +207,9 @@ class MetricFields(Input):
 class SourceFields(Input):
     name: Name
     url: WebAddress | None = None
+    # Who reports its scores, and for a lab's report which lab (a known lab's slug).
+    kind: SourceKindName | None = None
+    lab: Slug | None = None
 
 
 class ModelCardReportFields(Input):
@@ -180,6 +239,9 @@ class BenchmarkFields(Input):
     category: Slug | None = None
     prominence: Prominence | None = None
     ceiling: Score | None = None
+    # When its test set became public (else its release month), and how many tasks it has.
+    test_set_published_on: PastMonth | None = None
+    task_count: SampleSize | None = None
     source: SourceFields | None = None
     model_card_reports: (
         Annotated[list[ModelCardReportFields], Field(max_length=MAX_MODEL_CARD_REPORTS)] | None

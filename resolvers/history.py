@@ -114,6 +114,11 @@ def _canonical(entries: Iterable[EntryDoc]) -> list[tuple[object, ...]]:
             entry["source"] or "",
             entry["published_on"] or "",
             entry.get("note") or "",
+            # Absent in older documents: the same as none.
+            tuple(sorted((entry.get("interval") or {}).items())),
+            entry.get("standard_error") or -1.0,
+            entry.get("sample_size") or 0,
+            entry.get("reported_by") or "",
         )
         for entry in entries
     )

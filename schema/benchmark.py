@@ -10,12 +10,25 @@ import strawberry
 
 from editing import MAX_MODEL_CARD_REPORTS, MAX_TRACKS
 from resolvers import family as family_rules
+from resolvers import headroom as headroom_rules
 from resolvers import leaderboard as rules
+from resolvers.contamination import when_test_set_published
 from resolvers.history import changes_by_read, entries_of, read_as_of, results_ever_recorded
+from resolvers.ranking import Board
+from resolvers.reporting import ReportFilter, reported_entries
 from resolvers.tracking import TrackedModels
 from schema.context import Context
 from schema.directives import at_most, page_of, sliced_by
-from schema.enums import AnswerFormat, Kind, Level, MetricUnit, Scoring, Status, TaskAvailability
+from schema.enums import (
+    AnswerFormat,
+    Kind,
+    Level,
+    MetricUnit,
+    Scoring,
+    SourceKind,
+    Status,
+    TaskAvailability,
+)
 from schema.history import LeaderboardRead
 from schema.lab import Lab
 from schema.leaderboard import LeaderboardRow, ScorePoint
@@ -27,9 +40,11 @@ from store import (
     BenchmarkDoc,
     CategoryCountDoc,
     Date,
+    EntryDoc,
     Neighbourhood,
     NeighbourhoodRequest,
     ReadDoc,
+    SourceDoc,
     YearMonth,
 )
 
@@ -52,6 +67,8 @@ AsOf = Annotated[
     ),
 ]
 DEFAULT_SCORE_POINTS = 100
+DEFAULT_LEADERS = 10
+EVERYTHING = ReportFilter()
 
 
 @strawberry.type(description="How a benchmark scores models.")
@@ -67,6 +84,45 @@ class Source:
         description="E.g. `Official Code Interpreter Benchmark General leaderboard`."
     )
     url: str | None = strawberry.field(description="Its web address, if it has one.")
+    kind: SourceKind | None = strawberry.field(
+        description=(
+            "Who reports its scores (an entry may say otherwise: `LeaderboardRow.reportedBy`); "
+            "null if unknown."
+        )
+    )
+    lab: Lab | None = strawberry.field(
+        description="For a lab's report (MODEL_DEVELOPER), the lab that wrote it, if known."
+    )
+
+    @classmethod
+    def from_doc(cls, doc: SourceDoc | None) -> "Source | None":
+        if doc is None:
+            return None
+        kind = doc.get("kind")
+        return cls(
+            name=doc["name"],
+            url=doc["url"],
+            kind=None if kind is None else SourceKind[kind],
+            lab=Lab.from_doc(doc.get("lab")),
+        )
+
+
+ReportedBy = Annotated[
+    list[SourceKind] | None,
+    strawberry.argument(
+        description=(
+            "Only scores reported by one of these kinds (`LeaderboardRow.reportedBy`); a score "
+            "whose reporter is unknown is left out. Ranks, ranges and leaders are those of "
+            "the rows kept."
+        )
+    ),
+]
+ExcludeSelfReported = Annotated[
+    bool | None,
+    strawberry.argument(
+        description="True: leave out scores known to be self-reported (`selfReported: true`)."
+    ),
+]
 
 
 @strawberry.type(description="A group of benchmarks that test the same ability, e.g. Tool use.")
@@ -138,6 +194,9 @@ class Benchmark(SlugNode, Revised):
         )
     )
     source: Source | None = strawberry.field(description="Where the leaderboard is read from.")
+    task_count: int | None = strawberry.field(
+        description="How many tasks its test set holds, where its source says so."
+    )
     scores_refreshed_on: Date | None = strawberry.field(
         description="When the leaderboard was last read from its source."
     )
@@ -177,7 +236,8 @@ class Benchmark(SlugNode, Revised):
             prominence=doc["prominence"],
             track_position=doc["track_position"],
             ceiling=doc["ceiling"],
-            source=None if source is None else Source(name=source["name"], url=source["url"]),
+            task_count=doc.get("task_count"),
+            source=Source.from_doc(source),
             scores_refreshed_on=doc["scores_refreshed_on"],
             revision=doc["revision"],
             updated_at=doc["updated_at"],
@@ -206,6 +266,17 @@ class Benchmark(SlugNode, Revised):
             tracked=self.tracked,
         )
 
+    @cached_property
+    def board(self) -> Board:
+        return self._board(self.rows)
+
+    def _board(self, rows: list[rules.Row]) -> Board:
+        metric = self.doc["metric"]
+        return Board(rows, unit=metric["unit"], higher_is_better=metric["higher_is_better"])
+
+    def _row(self, board: Board, row: rules.Row | None) -> LeaderboardRow | None:
+        return LeaderboardRow.from_optional_row(row, board, self.doc)
+
     @strawberry.field(
         directives=[sliced_by("first")],
         description=(
@@ -216,14 +287,103 @@ class Benchmark(SlugNode, Revised):
         ),
     )
     def leaderboard(
-        self, first: SliceArgument = DEFAULT_LEADERBOARD_ROWS, as_of: AsOf = None
+        self,
+        first: SliceArgument = DEFAULT_LEADERBOARD_ROWS,
+        as_of: AsOf = None,
+        reported_by: ReportedBy = None,
+        exclude_self_reported: ExcludeSelfReported = None,
     ) -> list[LeaderboardRow]:
         size = slice_size("first", first)
-        return self._on(as_of, lambda rows: [LeaderboardRow.from_row(r) for r in rows[:size]])
+        only = _report_filter(reported_by, exclude_self_reported)
+        return self._on(
+            as_of,
+            lambda board: [LeaderboardRow.from_row(r, board, self.doc) for r in board.rows[:size]],
+            only,
+        )
 
     @strawberry.field(description="The row that tops the leaderboard, tracked or not.")
     def leader(self, as_of: AsOf = None) -> LeaderboardRow | None:
-        return self._on(as_of, lambda rows: LeaderboardRow.from_optional_row(rules.leader(rows)))
+        return self._on(as_of, lambda board: self._row(board, rules.leader(board.rows)))
+
+    @strawberry.field(
+        directives=[sliced_by("first")],
+        description=(
+            "Every row that could be first (`rankRange.best` 1), in leaderboard order: the "
+            "leader and the rows tied with it (`tiedWithLeader`). With points only, the rows "
+            "sharing the top score. The first `first` (10 unless asked otherwise)."
+        ),
+    )
+    def leaders(
+        self,
+        first: SliceArgument = DEFAULT_LEADERS,
+        as_of: AsOf = None,
+        reported_by: ReportedBy = None,
+        exclude_self_reported: ExcludeSelfReported = None,
+    ) -> list[LeaderboardRow]:
+        size = slice_size("first", first)
+        only = _report_filter(reported_by, exclude_self_reported)
+        return self._on(
+            as_of,
+            lambda board: [
+                LeaderboardRow.from_row(r, board, self.doc) for r in board.leaders()[:size]
+            ],
+            only,
+        )
+
+    @strawberry.field(
+        directives=[sliced_by("first")],
+        description=(
+            "Every tracked row that could be first among the tracked rows (ranked among them "
+            "only), in leaderboard order; each row's `rank` and `rankRange` are its places on "
+            "the whole leaderboard. The first `first` (10 unless asked otherwise)."
+        ),
+    )
+    def tracked_leaders(
+        self,
+        first: SliceArgument = DEFAULT_LEADERS,
+        as_of: AsOf = None,
+        reported_by: ReportedBy = None,
+        exclude_self_reported: ExcludeSelfReported = None,
+    ) -> list[LeaderboardRow]:
+        size = slice_size("first", first)
+        only = _report_filter(reported_by, exclude_self_reported)
+        return self._on(
+            as_of,
+            lambda board: [
+                LeaderboardRow.from_row(r, board, self.doc) for r in board.tracked_leaders()[:size]
+            ],
+            only,
+        )
+
+    @strawberry.field(
+        description=(
+            "When its test set became public: as recorded, else its release month. Scores of "
+            "models released later are flagged `releasedAfterTestSet` (a heuristic)."
+        )
+    )
+    def test_set_published_on(self) -> YearMonth | None:
+        return when_test_set_published(self.doc)
+
+    @strawberry.field(
+        description=(
+            "The distance from the leader's score to the ceiling (`ceiling`, else 100 for a "
+            "PERCENT metric, 0 if lower is better), toward better; negative when the leader is "
+            "past a recorded ceiling; null without a leader or a ceiling. Computed from the "
+            "scores: `status` (e.g. SATURATED) stays an editor's call."
+        )
+    )
+    def headroom(self) -> float | None:
+        return headroom_rules.headroom(self.doc, rules.leader(self.rows))
+
+    @strawberry.field(
+        description=(
+            "Whether the leader's interval (or its score, without one) reaches the ceiling "
+            "(as for `headroom`); null without a leader or a ceiling. A hint for `status`, "
+            "which editors set."
+        )
+    )
+    def near_ceiling(self) -> bool | None:
+        return headroom_rules.near_ceiling(self.doc, rules.leader(self.rows))
 
     @strawberry.field(
         description=(
@@ -232,13 +392,11 @@ class Benchmark(SlugNode, Revised):
         )
     )
     def tracked_leader(self, as_of: AsOf = None) -> LeaderboardRow | None:
-        return self._on(
-            as_of, lambda rows: LeaderboardRow.from_optional_row(rules.tracked_leader(rows))
-        )
+        return self._on(as_of, lambda board: self._row(board, rules.tracked_leader(board.rows)))
 
     @strawberry.field(description="How many rows the leaderboard has (one per model).")
     def entry_count(self, as_of: AsOf = None) -> int:
-        return self._on(as_of, len)
+        return self._on(as_of, lambda board: len(board.rows))
 
     @strawberry.field(description="How many leaderboard rows are models we track.")
     def tracked_model_count(self) -> int:
@@ -357,26 +515,42 @@ class Benchmark(SlugNode, Revised):
             total_count=around.sibling_count,
         )
 
-    def _on(self, as_of: Date | None, answer: Callable[[list[rules.Row]], T]) -> T:
-        """`answer` from the leaderboard now, or from the leaderboard as it stood on `as_of`.
+    def _on(
+        self,
+        as_of: Date | None,
+        answer: Callable[[Board], T],
+        only: ReportFilter = EVERYTHING,
+    ) -> T:
+        """`answer` from the leaderboard now, or from the leaderboard as it stood on `as_of`;
+        of the entries `only` lets through.
 
         The latter needs the history, so it is a coroutine, which GraphQL awaits; the former
         is not: an async resolver costs a page executed anew (some twenty of these fields) 8%.
         """
         if as_of is None:
-            return answer(self.rows)
+            if only.everything:
+                return answer(self.board)
+            return answer(self._board(self._rows_of(self.doc["entries"], self.tracked, only)))
 
         async def on_that_day() -> T:
-            return answer(await self._rows_as_of(as_of))
+            return answer(self._board(await self._rows_as_of(as_of, only)))
 
         awaited: Any = on_that_day()
         return awaited  # type: ignore[no-any-return]
 
-    async def _rows_as_of(self, as_of: Date) -> list[rules.Row]:
+    async def _rows_as_of(self, as_of: Date, only: ReportFilter) -> list[rules.Row]:
         """The leaderboard as it stood on `as_of`, its models tracked as of today."""
         read = read_as_of(await self._history(), as_of)
         entries = read["entries"] if read is not None else []
         tracked = await self.context.loaders.tracked_models_of_entries(entries, self.tracked)
+        return self._rows_of(entries, tracked, only)
+
+    def _rows_of(
+        self, entries: list[EntryDoc], tracked: TrackedModels, only: ReportFilter
+    ) -> list[rules.Row]:
+        """The leaderboard of the entries `only` lets through (a model's best among them)."""
+        if not only.everything:
+            entries = reported_entries(entries, self.doc, tracked, only)
         higher_is_better = self.doc["metric"]["higher_is_better"]
         return rules.leaderboard(entries, higher_is_better=higher_is_better, tracked=tracked)
 
@@ -408,6 +582,13 @@ async def benchmarks_from_docs(context: Context, docs: list[BenchmarkDoc]) -> li
     """Benchmark objects for these documents, their tracked models loaded in one batch."""
     tracked = await context.loaders.tracked_models(docs)
     return [Benchmark.from_doc(doc, tracked, context) for doc in docs]
+
+
+def _report_filter(
+    kinds: list[SourceKind] | None, exclude_self_reported: bool | None
+) -> ReportFilter:
+    names = None if kinds is None else frozenset(kind.name for kind in kinds)
+    return ReportFilter(kinds=names, exclude_self_reported=bool(exclude_self_reported))
 
 
 def _maybe(enum: type[E], stored: str | None) -> E | None:

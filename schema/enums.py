@@ -8,7 +8,16 @@ from enum import Enum
 import strawberry
 
 from resolvers.catalog import BenchmarkOrder
-from store import AnswerFormat, Kind, Level, MetricUnit, Scoring, Status, TaskAvailability
+from store import (
+    AnswerFormat,
+    Kind,
+    Level,
+    MetricUnit,
+    Scoring,
+    SourceKind,
+    Status,
+    TaskAvailability,
+)
 
 __all__ = [
     "AnswerFormat",
@@ -17,6 +26,7 @@ __all__ = [
     "Level",
     "MetricUnit",
     "Scoring",
+    "SourceKind",
     "Status",
     "TaskAvailability",
 ]
@@ -36,6 +46,7 @@ _publish(AnswerFormat, "The form a model's answer takes.")
 _publish(TaskAvailability, "Whether the benchmark's tasks are published.")
 _publish(Status, "Whether a benchmark still tells models apart.")
 _publish(MetricUnit, "The unit of a benchmark's score.")
+_publish(SourceKind, "Who reported a score.")
 
 # The rules own the orders; this registers them as a GraphQL enum (in place).
 strawberry.enum(

@@ -11,10 +11,31 @@ from typing import Any
 
 import strawberry
 
-from schema.enums import AnswerFormat, Kind, Level, MetricUnit, Scoring, Status, TaskAvailability
+from schema.enums import (
+    AnswerFormat,
+    Kind,
+    Level,
+    MetricUnit,
+    Scoring,
+    SourceKind,
+    Status,
+    TaskAvailability,
+)
 from store import Date, YearMonth
 
 UNSET: Any = strawberry.UNSET
+
+
+@strawberry.input(
+    name="ScoreIntervalInput",
+    description="A score's interval as its source publishes it; it must hold the score.",
+)
+class IntervalInput:
+    low: float = strawberry.field(description="Its lower end, in the score's unit.")
+    high: float = strawberry.field(description="Its upper end, in the score's unit.")
+    level: float = strawberry.field(
+        default=0.95, description="Its confidence level, above 0 and below 1: 0.95 for 95%."
+    )
 
 
 @strawberry.input(description="One row read from a leaderboard.")
@@ -27,6 +48,20 @@ class EntryInput:
         default=None, description="When the score was published."
     )
     note: str | None = strawberry.field(default=None, description="A note the source gives.")
+    interval: IntervalInput | None = strawberry.field(
+        default=None, description="The score's interval, if the source publishes one."
+    )
+    standard_error: float | None = strawberry.field(
+        default=None, description="The score's standard error, if the source publishes it."
+    )
+    sample_size: int | None = strawberry.field(
+        default=None,
+        description="How many tasks, questions or votes it rests on, if the source says.",
+    )
+    reported_by: SourceKind | None = strawberry.field(
+        default=None,
+        description="Who reported this score, where not the benchmark's source (`source.kind`).",
+    )
 
 
 @strawberry.input(description="Every row read from a benchmark's leaderboard on one day.")
@@ -57,6 +92,12 @@ class MetricInput:
 class SourceInput:
     name: str = strawberry.field(description="E.g. `Official leaderboard`.")
     url: str | None = strawberry.field(default=None, description="An http(s) address.")
+    kind: SourceKind | None = strawberry.field(
+        default=None, description="Who reports its scores; null if unknown."
+    )
+    lab: str | None = strawberry.field(
+        default=None, description="For a lab's report (MODEL_DEVELOPER): the lab's slug."
+    )
 
 
 @strawberry.input(description="A headline result a lab reported in a model card.")
@@ -97,6 +138,13 @@ class BenchmarkInput:
         default=UNSET, description="Editorial order within its category (higher first; 0 new)."
     )
     ceiling: float | None = UNSET
+    test_set_published_on: YearMonth | None = strawberry.field(
+        default=UNSET,
+        description="When its test set became public, if not its release month.",
+    )
+    task_count: int | None = strawberry.field(
+        default=UNSET, description="How many tasks its test set holds, where its source says so."
+    )
     source: SourceInput | None = UNSET
     model_card_reports: list[ModelCardReportInput] | None = UNSET
 

@@ -5,8 +5,46 @@ from typing import Self
 import strawberry
 
 from resolvers import leaderboard as rules
+from resolvers import uncertainty
+from resolvers.contamination import released_after_test_set
+from resolvers.ranking import Board
+from resolvers.reporting import reported_by, self_reported
+from schema.enums import SourceKind
 from schema.model import Model
-from store import Date
+from store import BenchmarkDoc, Date
+
+
+@strawberry.type(
+    name="ScoreInterval", description="The range a score's true value lies in, at a confidence."
+)
+class Interval:
+    low: float = strawberry.field(description="Its lower end, in the score's unit.")
+    high: float = strawberry.field(description="Its upper end, in the score's unit.")
+    level: float = strawberry.field(description="Its confidence level: 0.95 for 95%.")
+    computed: bool = strawberry.field(
+        description=(
+            "False: published with the score. True: computed by the almanac, from the standard "
+            "error (score ± 1.959964 * SE), or for a PERCENT score with only a sample size, the "
+            "Wilson score interval at 95%."
+        )
+    )
+
+    @classmethod
+    def from_interval(cls, found: uncertainty.Interval | None) -> Self | None:
+        if found is None:
+            return None
+        return cls(low=found.low, high=found.high, level=found.level, computed=found.computed)
+
+
+@strawberry.type(description="The places a row could hold, given how uncertain the scores are.")
+class RankRange:
+    best: int = strawberry.field(
+        description="1 + the rows whose interval lies wholly above this row's (lower is better: "
+        "wholly below)."
+    )
+    worst: int = strawberry.field(
+        description="The rows whose interval does not lie wholly below this row's, itself included."
+    )
 
 
 @strawberry.type(description="A model's best result on a leaderboard, with its place.")
@@ -37,9 +75,19 @@ class LeaderboardRow:
     source: str | None = strawberry.field(description="Where the score came from.")
     published_on: Date | None = strawberry.field(description="When the score was published.")
     note: str | None = strawberry.field(description="A note the source gives with the result.")
+    standard_error: float | None = strawberry.field(
+        description="The score's standard error, as published; null if none was."
+    )
+    sample_size: int | None = strawberry.field(
+        description="How many tasks, questions or votes the score rests on, as published."
+    )
+
+    row: strawberry.Private[rules.Row]
+    board: strawberry.Private[Board]
+    benchmark: strawberry.Private[BenchmarkDoc]
 
     @classmethod
-    def from_row(cls, row: rules.Row) -> Self:
+    def from_row(cls, row: rules.Row, board: Board, benchmark: BenchmarkDoc) -> Self:
         entry = row.entry
         return cls(
             rank=row.rank,
@@ -52,11 +100,69 @@ class LeaderboardRow:
             source=entry["source"],
             published_on=entry["published_on"],
             note=entry.get("note"),
+            standard_error=entry.get("standard_error"),
+            sample_size=entry.get("sample_size"),
+            row=row,
+            board=board,
+            benchmark=benchmark,
         )
 
     @classmethod
-    def from_optional_row(cls, row: rules.Row | None) -> Self | None:
-        return None if row is None else cls.from_row(row)
+    def from_optional_row(
+        cls, row: rules.Row | None, board: Board, benchmark: BenchmarkDoc
+    ) -> Self | None:
+        return None if row is None else cls.from_row(row, board, benchmark)
+
+    @strawberry.field(
+        description=(
+            "The score's interval: as published, else computed (see `computed`); null when "
+            "nothing says how uncertain it is, and the score counts as a point."
+        )
+    )
+    def interval(self) -> Interval | None:
+        return Interval.from_interval(uncertainty.interval_of(self.row.entry, self.board.unit))
+
+    @strawberry.field(
+        description=(
+            "The places it could hold on this leaderboard, with each row's interval (or its "
+            "score): tied scores share a range (82.8 and 82.8: both 1-2). `rank` is one of them."
+        )
+    )
+    def rank_range(self) -> RankRange:
+        found = self.board.range_of(self.row)
+        return RankRange(best=found.best, worst=found.worst)
+
+    @strawberry.field(
+        description="Whether it could be first (best rank 1) and is not the leader itself."
+    )
+    def tied_with_leader(self) -> bool:
+        return self.board.tied_with_leader(self.row)
+
+    @strawberry.field(
+        description="Who reported the score: the entry's own kind, else its benchmark source's."
+    )
+    def reported_by(self) -> SourceKind | None:
+        kind = reported_by(self.row.entry, self.benchmark)
+        return None if kind is None else SourceKind[kind]
+
+    @strawberry.field(
+        description=(
+            "True when the reporter is the model's own lab (known for tracked models, through "
+            "their lab), false when it is known not to be, null when unknown."
+        )
+    )
+    def self_reported(self) -> bool | None:
+        return self_reported(self.row.entry, self.row.model, self.benchmark)
+
+    @strawberry.field(
+        description=(
+            "A heuristic, not a finding: true when the model's release month is after the "
+            "benchmark's `testSetPublishedOn` (its training data may include the test set), "
+            "false when before, null when unknown or in the same month."
+        )
+    )
+    def released_after_test_set(self) -> bool | None:
+        return released_after_test_set(self.row.model, self.benchmark)
 
 
 @strawberry.type(description="One stored result, a dot on the scores-over-time chart.")

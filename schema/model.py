@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Self
 import strawberry
 
 from resolvers import leaderboard as rules
+from resolvers.ranking import Board
 from schema.context import Context
 from schema.directives import page_of, sliced_by
 from schema.lab import Lab
@@ -16,6 +17,7 @@ from store import BenchmarkDoc, ModelDoc, YearMonth
 
 if TYPE_CHECKING:
     from schema.benchmark import Benchmark
+    from schema.leaderboard import LeaderboardRow
 
 DEFAULT_RESULTS = 50
 
@@ -32,6 +34,37 @@ class ModelResult:
     leads_tracked_models: bool = strawberry.field(
         description="Whether it is the best of the models we track there (the named leader)."
     )
+    best: strawberry.Private[rules.Row]
+    board: strawberry.Private[Board]
+
+    @strawberry.field(
+        description=(
+            "Whether it could be first there (`rankRange.best` 1: it leads, or is tied with the "
+            "leader given how uncertain the scores are), where `leads` names one row only."
+        )
+    )
+    def could_lead(self) -> bool:
+        return self.board.range_of(self.best).best == 1
+
+    @strawberry.field(
+        description=(
+            "Whether it is among that benchmark's `trackedLeaders`: it could be first among "
+            "the models we track."
+        )
+    )
+    def could_lead_tracked_models(self) -> bool:
+        return any(row is self.best for row in self.board.tracked_leaders())
+
+    @strawberry.field(
+        description=(
+            "Its row on that leaderboard, with everything the leaderboard shows: interval, "
+            "rank range, who reported it."
+        )
+    )
+    def row(self) -> Annotated["LeaderboardRow", strawberry.lazy("schema.leaderboard")]:
+        from schema.leaderboard import LeaderboardRow
+
+        return LeaderboardRow.from_row(self.best, self.board, self.benchmark.doc)
 
 
 @strawberry.type(
@@ -129,6 +162,8 @@ class Model(SlugNode, Revised):
                         setting=found.row.entry["setting"],
                         leads=found.leads,
                         leads_tracked_models=found.leads_tracked_models,
+                        best=found.row,
+                        board=benchmark.board,
                     )
                 )
         return results

@@ -45,6 +45,8 @@ query Leaderboard($slug: String!, $first: Int!) {
     metric { name unit higherIsBetter }
     leaderboard(first: $first) {
       rank modelName listedAs tracked score setting source publishedOn note
+      interval { low high level computed } standardError sampleSize
+      rankRange { best worst } reportedBy selfReported releasedAfterTestSet
     }
   }
 }"""
@@ -57,6 +59,11 @@ query Standings($slug: String!, $first: Int!, $after: String) {
       nodes {
         rank score setting leads leadsTrackedModels
         benchmark { slug name scoresRefreshedOn }
+        couldLead couldLeadTrackedModels
+        row {
+          interval { low high level computed } standardError sampleSize
+          rankRange { best worst } reportedBy selfReported releasedAfterTestSet
+        }
       }
       pageInfo { hasNextPage endCursor }
     }
@@ -66,6 +73,20 @@ query Standings($slug: String!, $first: Int!, $after: String) {
 ALL_ROWS = LIST_SIZES.max_slice
 PAGE = LIST_SIZES.max_page
 
+# Appended after the first columns, in both files: how sure the score is and who reported it.
+UNCERTAINTY_COLUMNS = (
+    "interval_low",
+    "interval_high",
+    "interval_level",
+    "interval_computed",
+    "standard_error",
+    "sample_size",
+    "rank_best",
+    "rank_worst",
+    "source_kind",
+    "self_reported",
+    "released_after_test_set",
+)
 LEADERBOARD_COLUMNS = (
     "rank",
     "model",
@@ -77,6 +98,7 @@ LEADERBOARD_COLUMNS = (
     "published_on",
     "note",
     "read_on",
+    *UNCERTAINTY_COLUMNS,
 )
 STANDINGS_COLUMNS = (
     "benchmark",
@@ -87,6 +109,9 @@ STANDINGS_COLUMNS = (
     "leads",
     "leads_tracked_models",
     "read_on",
+    *UNCERTAINTY_COLUMNS,
+    "could_lead",
+    "could_lead_tracked_models",
 )
 CSV = "text/csv; charset=utf-8"
 JSON = "application/json"
@@ -132,6 +157,17 @@ class Downloads:
                     row["publishedOn"],
                     row["note"],
                     read_on,
+                    *(
+                        (row["interval"] or {}).get(end)
+                        for end in ("low", "high", "level", "computed")
+                    ),
+                    row["standardError"],
+                    row["sampleSize"],
+                    row["rankRange"]["best"],
+                    row["rankRange"]["worst"],
+                    row["reportedBy"],
+                    row["selfReported"],
+                    row["releasedAfterTestSet"],
                 )
                 for row in benchmark["leaderboard"]
             ]
@@ -176,6 +212,19 @@ class Downloads:
                         node["leads"],
                         node["leadsTrackedModels"],
                         node["benchmark"]["scoresRefreshedOn"],
+                        *(
+                            (node["row"]["interval"] or {}).get(end)
+                            for end in ("low", "high", "level", "computed")
+                        ),
+                        node["row"]["standardError"],
+                        node["row"]["sampleSize"],
+                        node["row"]["rankRange"]["best"],
+                        node["row"]["rankRange"]["worst"],
+                        node["row"]["reportedBy"],
+                        node["row"]["selfReported"],
+                        node["row"]["releasedAfterTestSet"],
+                        node["couldLead"],
+                        node["couldLeadTrackedModels"],
                     )
                     for node in page["nodes"]
                 ]

@@ -31,6 +31,17 @@ class MetricDoc(TypedDict):
 class SourceDoc(TypedDict):
     name: str
     url: str | None
+    # A SourceKind's name, and for a lab's report the lab (absent in older documents).
+    kind: NotRequired[str | None]
+    lab: NotRequired[LabDoc | None]
+
+
+class IntervalDoc(TypedDict):
+    """A score's interval as published; `level` is its confidence (0.95)."""
+
+    low: float
+    high: float
+    level: float
 
 
 class EntryDoc(TypedDict):
@@ -42,6 +53,12 @@ class EntryDoc(TypedDict):
     source: str | None
     published_on: Date | None
     note: NotRequired[str | None]
+    # How uncertain the score is, and who reported it where not the benchmark's source
+    # (absent in older documents).
+    interval: NotRequired[IntervalDoc | None]
+    standard_error: NotRequired[float | None]
+    sample_size: NotRequired[int | None]
+    reported_by: NotRequired[str | None]
     # Lookup key of model_name, kept by the store so results can be found by model.
     model_key: NotRequired[str]
 
@@ -98,6 +115,9 @@ class BenchmarkDoc(TypedDict):
     category: CategoryDoc
     prominence: int
     ceiling: float | None
+    # Absent in older documents.
+    test_set_published_on: NotRequired[YearMonth | None]
+    task_count: NotRequired[int | None]
     source: SourceDoc | None
     scores_refreshed_on: Date | None
     entries: list[EntryDoc]

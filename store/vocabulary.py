@@ -61,3 +61,10 @@ class MetricUnit(Enum):
 def score_range(unit: str) -> tuple[float, float] | None:
     """The scores a unit allows, inclusive; None where the benchmark's own scale decides."""
     return (0.0, 100.0) if unit == MetricUnit.PERCENT.name else None
+
+
+class SourceKind(Enum):
+    BENCHMARK_MAINTAINER = "The benchmark's own leaderboard"
+    MODEL_DEVELOPER = "A lab's report or model card"
+    THIRD_PARTY = "An independent evaluator"
+    ALMANAC = "The almanac's own run"

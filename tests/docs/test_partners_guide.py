@@ -40,7 +40,7 @@ def test_the_guide_has_examples_of_both_kinds() -> None:
 @pytest.mark.parametrize(
     ("kind", "code"), EXAMPLES, ids=[f"{i}-{kind}" for i, (kind, _) in enumerate(EXAMPLES)]
 )
-def test_example_runs(live_server: dict[str, str], kind: str, code: str) -> None:
+def test_example_runs(live_server: dict[str, str], kind: str, code: str, tmp_path: Path) -> None:
     if kind == "sh" and shutil.which("curl") is None:
         pytest.skip("curl is not installed")
     command = (
@@ -49,6 +49,7 @@ def test_example_runs(live_server: dict[str, str], kind: str, code: str) -> None
     result = subprocess.run(
         command,
         env={**os.environ, **live_server},
+        cwd=tmp_path,  # the files an example downloads land there, not in the checkout
         capture_output=True,
         text=True,
         timeout=60,
@@ -151,10 +152,13 @@ async def test_the_cost_table_says_what_each_kind_of_request_costs(
         assert "errors" in refused.json()
         assert await charged(refused) == 1
 
-    row("`/benchmarks/{slug}.csv` or `.json`", "2, plus 1 for each model its leaderboard lists")
+    row(
+        "`/benchmarks/{slug}.csv` or `.json`",
+        "2, plus 3 for each model its leaderboard lists (its row, interval and rank range)",
+    )
     leaderboard = await client.get(f"/benchmarks/{GENERAL}.json")
     listed = {entry["listedAs"] for entry in leaderboard.json()["leaderboard"]}
-    assert await charged(leaderboard) == 2 + len(listed)
+    assert await charged(leaderboard) == 2 + 3 * len(listed)
     row("a download's or the export's 304", "1")
     held = await client.get(
         f"/benchmarks/{GENERAL}.csv",
@@ -183,5 +187,8 @@ async def test_the_cost_table_says_what_each_kind_of_request_costs(
 
 # What /models/{slug}.csv asks for each page of its results (server.downloads.STANDINGS).
 STANDINGS_PAGE = """{ model(slug: "qwen-14b") { slug name standings(first: %d) {
-  nodes { rank score setting leads leadsTrackedModels benchmark { slug name scoresRefreshedOn } }
+  nodes { rank score setting leads leadsTrackedModels benchmark { slug name scoresRefreshedOn }
+    couldLead couldLeadTrackedModels
+    row { interval { low high level computed } standardError sampleSize
+      rankRange { best worst } reportedBy selfReported releasedAfterTestSet } }
   pageInfo { hasNextPage endCursor } } } }"""

@@ -18,6 +18,7 @@ MIRRORS: list[tuple[type[BaseModel], Any, Any]] = [
     (fields.EntryFields, stored.EntryDoc, graphql.EntryInput),
     (fields.MetricFields, stored.MetricDoc, graphql.MetricInput),
     (fields.SourceFields, stored.SourceDoc, graphql.SourceInput),
+    (fields.IntervalFields, stored.IntervalDoc, graphql.IntervalInput),
     (fields.ModelCardReportFields, stored.ModelCardReportDoc, graphql.ModelCardReportInput),
 ]
 # Kept from an exported history on import; a read sent to the API is stamped with its writer.

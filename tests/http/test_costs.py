@@ -70,6 +70,7 @@ QUERIES = {
     "Model.results default": f'{{ model(slug: "{MODEL}") {{ results {{ rank leads }} }} }}',
     "Query.benchmarks and Benchmark.leaderboard": "{ benchmarks(first: 100) { nodes { slug leaderboard(first: 10) { model { slug } } } } }",
     "Benchmark.leaderboard default": f'{{ benchmark(slug: "{PAGE}") {{ leaderboard {{ modelName model {{ slug }} }} }} }}',
+    "Benchmark.leaders and trackedLeaders": f'{{ benchmark(slug: "{PAGE}") {{ leaders(first: 50) {{ rankRange {{ best }} interval {{ low }} }} trackedLeaders {{ model {{ slug }} }} }} }}',
     "Benchmark.scoresOverTime": f'{{ benchmark(slug: "{PAGE}") {{ scoresOverTime(last: 1000) {{ score }} }} }}',
     "LeaderboardRead lists": f'{{ benchmark(slug: "{PAGE}") {{ reads(first: 5) {{ nodes {{ added {{ modelName }} removed {{ modelName }} changed {{ modelName }} }} }} }} }}',
     "Benchmark.siblings": f'{{ benchmark(slug: "{PAGE}") {{ siblings(first: 100) {{ edges {{ node {{ slug }} }} pageInfo {{ hasNextPage }} }} }} }}',

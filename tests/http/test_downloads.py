@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from editing.changes import Stamp
 from editing.dataset import dataset_from_lines, export_dataset, read_dataset
@@ -24,17 +25,55 @@ PAGE = """
 query($slug: String!) {
   benchmark(slug: $slug) {
     scoresRefreshedOn
-    leaderboard { rank modelName listedAs tracked score setting source publishedOn note }
+    leaderboard {
+      rank modelName listedAs tracked score setting source publishedOn note
+      ...Trust
+    }
   }
+}
+fragment Trust on LeaderboardRow {
+  interval { low high level computed } standardError sampleSize
+  rankRange { best worst } reportedBy selfReported releasedAfterTestSet
 }"""
 STANDINGS = """
 query($slug: String!) {
   model(slug: $slug) {
     standings(first: 100) {
-      nodes { rank score setting leads leadsTrackedModels benchmark { slug name scoresRefreshedOn } }
+      nodes {
+        rank score setting leads leadsTrackedModels benchmark { slug name scoresRefreshedOn }
+        couldLead couldLeadTrackedModels row { ...Trust }
+      }
     }
   }
+}
+fragment Trust on LeaderboardRow {
+  interval { low high level computed } standardError sampleSize
+  rankRange { best worst } reportedBy selfReported releasedAfterTestSet
 }"""
+
+
+@pytest.fixture
+def settings() -> Settings:
+    """A budget that barely refills: what a download is charged is read off what is left."""
+    return Settings(anonymous_restore_rate=0.001)
+
+
+def trust_cells(line: dict[str, Any]) -> dict[str, str]:
+    """The columns appended for how sure the score is and who reported it."""
+    interval = line["interval"] or {}
+    return {
+        "interval_low": cell(interval.get("low")),
+        "interval_high": cell(interval.get("high")),
+        "interval_level": cell(interval.get("level")),
+        "interval_computed": cell(interval.get("computed")),
+        "standard_error": cell(line["standardError"]),
+        "sample_size": cell(line["sampleSize"]),
+        "rank_best": cell(line["rankRange"]["best"]),
+        "rank_worst": cell(line["rankRange"]["worst"]),
+        "source_kind": cell(line["reportedBy"]),
+        "self_reported": cell(line["selfReported"]),
+        "released_after_test_set": cell(line["releasedAfterTestSet"]),
+    }
 
 
 def rows_of(response: httpx.Response) -> list[dict[str, str]]:
@@ -68,6 +107,7 @@ async def test_the_leaderboard_csv_is_the_pages_leaderboard(
             "published_on": cell(line["publishedOn"]),
             "note": cell(line["note"]),
             "read_on": page["scoresRefreshedOn"],
+            **trust_cells(line),
         }
         for line in page["leaderboard"]
     ]
@@ -105,6 +145,9 @@ async def test_a_models_csv_is_its_standings(
             "leads": cell(node["leads"]),
             "leads_tracked_models": cell(node["leadsTrackedModels"]),
             "read_on": node["benchmark"]["scoresRefreshedOn"],
+            **trust_cells(node["row"]),
+            "could_lead": cell(node["couldLead"]),
+            "could_lead_tracked_models": cell(node["couldLeadTrackedModels"]),
         }
         for node in nodes
     ]
@@ -128,9 +171,10 @@ async def test_an_etag_until_the_data_changes(
 async def test_a_download_is_charged_what_its_query_costs(client: httpx.AsyncClient) -> None:
     first = await client.get(f"/benchmarks/{GENERAL}.json")
     rows = len(first.json()["leaderboard"])
-    assert first.headers["almanac-cost"] == str(2 + rows)  # the benchmark, its metric, each row
+    # The benchmark, its metric, and each row with its interval and its rank range.
+    assert first.headers["almanac-cost"] == str(2 + 3 * rows)
     kept = await client.get(f"/benchmarks/{GENERAL}.json")  # made once, paid for each time
-    assert kept.headers["almanac-cost"] == str(2 + rows)
+    assert kept.headers["almanac-cost"] == str(2 + 3 * rows)
     assert kept.content == first.content
 
 
