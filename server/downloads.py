@@ -10,7 +10,7 @@ strong ETag (a digest of its bytes): a client that holds it gets a 304.
 import csv
 import io
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from starlette.requests import Request
@@ -34,16 +34,20 @@ from schema import (
 from server.charges import MINIMUM, Charges
 from server.exchange import begin_exchange
 from server.http_caching import cache_control, conditional, entity_tag, held_etag, matches
-from store import Store
+from store import SourceKind, Store
 
 LEADERBOARD = """
-query Leaderboard($slug: String!, $first: Int!) {
+query Leaderboard(
+  $slug: String!, $first: Int!, $reportedBy: [SourceKind!], $excludeSelfReported: Boolean
+) {
   benchmark(slug: $slug) {
     slug
     name
     scoresRefreshedOn
     metric { name unit higherIsBetter }
-    leaderboard(first: $first) {
+    leaderboard(
+      first: $first, reportedBy: $reportedBy, excludeSelfReported: $excludeSelfReported
+    ) {
       rank modelName listedAs tracked score setting source publishedOn note
       interval { low high level computed } standardError sampleSize
       rankRange { best worst } reportedBy selfReported releasedAfterTestSet
@@ -130,6 +134,10 @@ class Downloads:
         """`/benchmarks/{slug}.csv` or `.json`."""
         slug, kind = request.path_params["slug"], request.path_params["format"]
         missing = f"There is no benchmark with slug {slug!r}."
+        try:
+            only = report_filter(request.query_params)
+        except ApiError as refusal:
+            return await self.clients.refused(request, None, refusal)
 
         async def price(store: Store) -> int | None:
             size = await store.leaderboard_size(slug)
@@ -140,7 +148,8 @@ class Downloads:
             )
 
         async def make(identity: Identity | None) -> bytes:
-            data = await _run(request, identity, LEADERBOARD, {"slug": slug, "first": ALL_ROWS})
+            variables = {"slug": slug, "first": ALL_ROWS, **only}
+            data = await _run(request, identity, LEADERBOARD, variables)
             benchmark = _found(data["benchmark"], missing)
             if kind == "json":
                 return encode_json(benchmark)
@@ -174,8 +183,8 @@ class Downloads:
             return _csv(LEADERBOARD_COLUMNS, lines)
 
         if kind not in ("csv", "json"):
-            refusal = ApiError(f"No download ends in .{kind}: ask for .csv or .json.", status=404)
-            return await self.clients.refused(request, None, refusal)
+            unknown = ApiError(f"No download ends in .{kind}: ask for .csv or .json.", status=404)
+            return await self.clients.refused(request, None, unknown)
         media_type = CSV if kind == "csv" else JSON
         return await self.answer(request, price, make, missing, f"{slug}.{kind}", media_type)
 
@@ -280,7 +289,7 @@ class Downloads:
         except ApiError as refusal:
             return await self.clients.refused(request, identity, refusal)
         store: Store = request.app.state.store
-        key: OperationKey = (request.url.path, None, b"")
+        key: OperationKey = (request.url.path, None, request.url.query.encode())
         version = store.version.current
         kept, cost = kept_answer(self.services, key, version), self.services.costs.get(key)
         headers = {
@@ -314,6 +323,24 @@ class Downloads:
             "Content-Disposition": f'attachment; filename="{filename}"',
         }
         return conditional(request, Response(kept.data, 200, headers, media_type))
+
+
+def report_filter(params: Mapping[str, str]) -> dict[str, Any]:
+    """A leaderboard download's filter by who reported each score, from its query string:
+    `reportedBy=MODEL_DEVELOPER,THIRD_PARTY` and `excludeSelfReported=true` (as the
+    `leaderboard` field's arguments of the same names)."""
+    only: dict[str, Any] = {}
+    if (kinds := params.get("reportedBy")) is not None:
+        named = [kind.strip() for kind in kinds.split(",") if kind.strip()]
+        if unknown := [kind for kind in named if kind not in SourceKind.__members__]:
+            known = ", ".join(SourceKind.__members__)
+            raise ApiError(f"reportedBy: {unknown[0]!r} is not a source kind; one of {known}.")
+        only["reportedBy"] = named
+    if (exclude := params.get("excludeSelfReported")) is not None:
+        if exclude not in ("true", "false"):
+            raise ApiError(f"excludeSelfReported must be true or false, not {exclude!r}.")
+        only["excludeSelfReported"] = exclude == "true"
+    return only
 
 
 def _note(

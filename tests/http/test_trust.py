@@ -261,6 +261,25 @@ async def test_filters_by_who_reported_the_score(
     nobody = await page(graphql, kinds=["ALMANAC"])
     assert (nobody["leaderboard"], nobody["leaders"]) == ([], [])
 
+    # The leaderboard's downloads take the same filter, as query parameters.
+    http = graphql.http
+    csv_rows = (await http.get(f"/benchmarks/{GENERAL}.csv?reportedBy=THIRD_PARTY")).text
+    assert [line.split(",")[1] for line in csv_rows.splitlines()[1:]] == [
+        "Qwen-72B-Chat",
+        "ChatGLM3-6B",
+    ]
+    as_json = await http.get(f"/benchmarks/{GENERAL}.json?excludeSelfReported=true")
+    assert [r["modelName"] for r in as_json.json()["leaderboard"]] == [
+        r["modelName"] for r in independent["leaderboard"]
+    ]
+    unfiltered = await http.get(f"/benchmarks/{GENERAL}.json")
+    assert len(unfiltered.json()["leaderboard"]) == len(everything["leaderboard"])
+    for bad in ("reportedBy=SOMEONE", "excludeSelfReported=maybe"):
+        refused = await http.get(f"/benchmarks/{GENERAL}.csv?{bad}")
+        assert refused.status_code == 400
+        assert refused.json()["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT"
+        assert refused.json()["extensions"]["cost"]["requestedQueryCost"] == 1
+
 
 async def test_model_standings_say_who_could_lead(
     graphql: GraphQLClient, admin: GraphQLClient
