@@ -375,18 +375,28 @@ def _found(value: Any, message: str) -> Any:
     return value
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+"""What makes a spreadsheet run a cell as a formula (OWASP, "CSV Injection")."""
+
+
 def _cell(value: Any) -> Any:
-    """As CSV readers expect it: empty for none, `true`/`false` for booleans."""
+    """As CSV readers expect it: empty for none, `true`/`false` for booleans; and text that a
+    spreadsheet would run as a formula behind a `'`, as OWASP recommends (a number, a negative
+    score say, is a number: only text is neutralised). The JSON download keeps the value."""
     if value is None:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
     return value
 
 
 def _csv(columns: tuple[str, ...], lines: list[tuple[Any, ...]]) -> bytes:
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    # Lines end in CRLF (RFC 4180): the writer then quotes any cell holding a CR or an LF, which
+    # with a bare LF it leaves unquoted for a CR, and a reader splits the row there.
+    writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow(columns)
     writer.writerows([_cell(value) for value in line] for line in lines)
     return out.getvalue().encode()
