@@ -32,6 +32,24 @@ TEXT_FORMAT = "%(levelname)s:     %(name)s: %(message)s [request %(request_id)s]
 JSON_FIELDS = "%(asctime)s %(levelname)s %(name)s %(message)s %(request_id)s"
 
 
+def printable(text: str) -> str:
+    """`text` with every character a terminal or a log reader would act on (a newline, an
+    escape, a bidi override) written as its escape, `\\n`, `\\x1b`, `\\u202e`: what a client
+    sent can never start a line of its own, or recolour one."""
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
+
+
+class OneLineText(logging.Formatter):
+    """The text format, each line's message made printable (tracebacks are left as they are:
+    the server wrote them)."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        record.message = printable(record.message)
+        return super().formatMessage(record)
+
+
 class WithRequestId(logging.Filter):
     """Every line says which request it is about ("-" for none)."""
 
@@ -54,7 +72,7 @@ def log_config(settings: Settings) -> dict[str, Any]:
     formatter: dict[str, Any] = (
         {"()": "pythonjsonlogger.json.JsonFormatter", "format": fields}
         if settings.log_format == "json"
-        else {"format": text}
+        else {"class": "server.logs.OneLineText", "format": text}
     )
     level = settings.log_level.upper()
     return {

@@ -19,7 +19,7 @@ import orjson
 from starlette.types import Scope
 
 from server.exchange import exchange_of
-from server.logs import request_id
+from server.logs import printable, request_id
 from server.settings import Settings
 from server.tracing import current_trace_id
 
@@ -96,11 +96,14 @@ class RequestLog:
     def text_line(self, noted: Noted) -> bytes:
         _, method, path, status, seconds, operation, cost, code, key, client, ident, trace = noted
         traced = "" if trace is None else f" trace {trace}"
-        return (
+        line = (
             f"{PREFIX}{method} {path} {status} {seconds * 1000:.1f}ms operation={operation} "
             f"cost={'-' if cost is None else cost} code={code} key={key} client={client} "
-            f"[request {ident}{traced}]\n"
-        ).encode()
+            f"[request {ident}{traced}]"
+        )
+        # The path (percent-decoded), the operation's name, the key's name and the forwarded
+        # address come from clients: one request is one line whatever they hold.
+        return printable(line).encode() + b"\n"
 
     def json_line(self, noted: Noted) -> bytes:
         when, method, path, status, seconds, operation, cost, code, key, client, ident, trace = (

@@ -1,9 +1,12 @@
 """One log line per request, with its request ID (taken from the client, or made, and returned),
 as text or as JSON (`ALMANAC_LOG_FORMAT=json`); other lines carry the same request ID."""
 
+import hashlib
 import json
 import logging
+import logging.config
 import re
+import urllib.parse
 
 import httpx
 import pytest
@@ -13,7 +16,7 @@ from server.api_keys import create_key
 from server.app import create_app
 from server.logs import WithRequestId, log_config, request_id
 from server.settings import Settings
-from store.queries import Store
+from store.queries import Collection, Store
 from tests.conftest import http_client
 
 QUERY = {"query": "query Coverage { modelCardCoverage { labsRead } }"}
@@ -174,3 +177,55 @@ async def test_a_download_is_logged_with_its_key_and_cost(
     assert response.status_code == 200
     spent = 20_000 - int(response.headers["ratelimit-remaining"])  # a key's default bucket
     assert f" cost={spent} code=- key=partner-b " in line
+
+
+FORGED = "\nINFO:     almanac.requests: GET /admin 200 FORGED\x1b[31m"
+
+
+async def test_what_a_client_sends_cannot_forge_a_text_line(
+    store: Store, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """The path (percent-decoded), the operation's name and the key's name, escaped: one request
+    is one line, with no terminal escape in it."""
+    secret = "s" * 64
+    await store.insert(
+        Collection.API_KEYS,
+        {  # a key named before names were checked
+            "key_id": "0123456789ab",
+            "name": f"partner{FORGED}",
+            "scope": "read",
+            "secret_sha256": hashlib.sha256(secret.encode()).hexdigest(),
+            "created_at": "2026-11-01T00:00:00Z",
+            "revoked_at": None,
+        },
+    )
+    app = create_app(Settings(), store)
+    async with http_client(app) as http:
+        capsysbinary.readouterr()
+        await http.get("/" + urllib.parse.quote(FORGED), headers={"X-Request-ID": "forged-1"})
+        [path_line] = written(app, capsysbinary)
+        body = {**QUERY, "operationName": f"Coverage{FORGED}"}
+        headers = {"Authorization": f"Bearer alm_0123456789ab_{secret}"}
+        await http.post("/graphql", json=body, headers=headers)
+        [operation_line] = written(app, capsysbinary)
+    escaped = "\\nINFO:     almanac.requests: GET /admin 200 FORGED\\x1b[31m"
+    assert f"GET /{escaped} 404 " in path_line
+    assert f"operation=Coverage{escaped} " in operation_line
+    assert f"key=partner{escaped} " in operation_line
+    assert "\x1b" not in path_line + operation_line
+
+
+def test_every_text_line_is_one_line() -> None:
+    """What any logger writes in the text format (a message quoting a client's value, say)."""
+    formatter = logging.config.DictConfigurator(log_config(Settings())).configure_formatter(
+        log_config(Settings())["formatters"]["main"]
+    )
+    record = logging.LogRecord(
+        "almanac", logging.WARNING, __file__, 1, "refused %r: %s", ("x", f"value{FORGED}"), None
+    )
+    WithRequestId().filter(record)
+    [line] = formatter.format(record).splitlines()
+    assert line == (
+        "WARNING:     almanac: refused 'x': value\\nINFO:     almanac.requests: GET /admin 200 "
+        "FORGED\\x1b[31m [request -]"
+    )
