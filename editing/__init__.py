@@ -18,6 +18,7 @@ from editing.inputs import (
     ModelFields,
     ReadFields,
     check_slug,
+    control_character,
     parse,
 )
 from editing.workspace import DryRunWorkspace
@@ -38,6 +39,7 @@ __all__ = [
     "ReadFields",
     "Stamp",
     "check_slug",
+    "control_character",
     "dataset_lines",
     "export_dataset",
     "import_dataset",

@@ -104,7 +104,7 @@ def dataset_from_csv(text: str) -> Dataset:
     reads: dict[tuple[str, str], list[tuple[int, dict[str, Any]]]] = {}
     for line, row in enumerate(reader, start=2):
         entry = {
-            key: (value or "").strip() or None
+            key: (value or "").strip(" ") or None  # spaces only: a control character is refused
             for key, value in row.items()
             if key not in ("benchmark", "read_on", *INTERVAL_COLUMNS)
         }

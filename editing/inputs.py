@@ -13,6 +13,7 @@ from pydantic import (
     AfterValidator,
     AwareDatetime,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     StringConstraints,
@@ -41,6 +42,15 @@ from store import (
 )
 
 SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
+SLUG_RULE = "lowercase letters a-z and digits, in words joined by single hyphens (e.g. 'qwen-14b')"
+MAX_SLUG_LENGTH = 100
+
+# What a terminal, a spreadsheet or a log reader acts on, and nobody types in a name: C0 and C1
+# control characters (newline, ESC, NUL, ...) and DEL; the bidi controls (U+202E turns the text
+# after it around); the line and paragraph separators.
+CONTROL_CHARACTERS = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]"
+)
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -84,6 +94,29 @@ def _not_too_early(value: str) -> str:
     return value
 
 
+def control_character(text: str, allowed: str = "") -> str | None:
+    """Why `text` cannot be stored, if it holds a control character (other than `allowed`)."""
+    for match in CONTROL_CHARACTERS.finditer(text):
+        if match.group() not in allowed:
+            return (
+                f"holds the control character U+{ord(match.group()):04X} at position "
+                f"{match.start() + 1}: only printable text is kept"
+            )
+    return None
+
+
+def _printable(allowed: str = "") -> BeforeValidator:
+    """Refuses control characters before anything else (trimming included): a name sent as
+    "\\r=1+1" is refused, not stored as "=1+1"."""
+
+    def check(value: Any) -> Any:
+        if isinstance(value, str) and (problem := control_character(value, allowed)):
+            raise ValueError(problem)
+        return value
+
+    return BeforeValidator(check)
+
+
 def _without_negative_zero(value: float) -> float:
     return value + 0.0  # -0.0 + 0.0 is 0.0: a score of "-0" is stored and shown as 0
 
@@ -105,16 +138,26 @@ def _member_of(vocabulary_enum: type[Enum]) -> AfterValidator:
     return AfterValidator(check)
 
 
-Slug = Annotated[str, StringConstraints(pattern=SLUG_PATTERN, max_length=100)]
-Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=300)]
-Text = Annotated[str, StringConstraints(max_length=10_000)]
+def _slug(value: str) -> str:
+    if (problem := slug_problem(value)) is not None:
+        raise ValueError(problem)
+    return value
+
+
+Slug = Annotated[str, AfterValidator(_slug)]
+Name = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=300), _printable()
+]
+Text = Annotated[str, StringConstraints(max_length=10_000), _printable()]
+Prose = Annotated[str, StringConstraints(max_length=10_000), _printable(allowed="\n")]
+"""Text that may run over several lines (a description)."""
 Score = Annotated[float, Field(allow_inf_nan=False), AfterValidator(_without_negative_zero)]
 # Integer fields within bounds any client language holds, and the almanac needs.
 Prominence = Annotated[int, Field(ge=-MAX_PROMINENCE, le=MAX_PROMINENCE)]
 Rank = Annotated[int, Field(ge=1, le=MAX_RANK)]
 PastDate = Annotated[str, AfterValidator(_past_date)]
 PastMonth = Annotated[str, AfterValidator(_past_month)]
-WebAddress = Annotated[str, AfterValidator(_web_address)]
+WebAddress = Annotated[str, AfterValidator(_web_address), _printable()]
 
 
 class Input(BaseModel):
@@ -223,7 +266,7 @@ class BenchmarkFields(Input):
     """A benchmark's descriptive data; `made_by` and `category` are slugs of known ones."""
 
     name: Name | None = None
-    description: Text | None = None
+    description: Prose | None = None
     note: Text | None = None
     metric: MetricFields | None = None
     parent: Slug | None = None
@@ -281,9 +324,16 @@ def parse(model: type[M], data: Any, *, today: date | None = None) -> M:
         ) from error
 
 
+def slug_problem(slug: str) -> str | None:
+    """Why `slug` is not a slug, in words (not the pattern), if it is not one."""
+    if len(slug) > MAX_SLUG_LENGTH:
+        return f"a slug has at most {MAX_SLUG_LENGTH} characters, not {len(slug)}"
+    if not re.match(SLUG_PATTERN, slug):
+        return f"{slug!r} is not a slug: a slug holds {SLUG_RULE}"
+    return None
+
+
 def check_slug(slug: str, location: tuple[str, ...] = ("slug",)) -> str:
-    if not re.match(SLUG_PATTERN, slug) or len(slug) > 100:
-        raise InvalidInput.at(
-            location, f"{slug!r} is not a slug: lowercase letters and digits joined by '-'"
-        )
+    if (problem := slug_problem(slug)) is not None:
+        raise InvalidInput.at(location, problem)
     return slug

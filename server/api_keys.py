@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from api_errors import ApiError
+from editing import control_character
 from request_limits import BucketPolicy
 from schema import Identity
 from store import AlreadyExists, ApiKeyDoc, BudgetDoc, Collection, Store
@@ -42,6 +43,8 @@ async def create_key(
     """Store a new key and return it: the only time its secret is ever shown."""
     if scope not in SCOPES:
         raise ValueError(f"scope must be one of {', '.join(SCOPES)}, not {scope!r}")
+    if (problem := control_character(name)) is not None:
+        raise ValueError(f"a key's name {problem}")
     if not name.strip():
         raise ValueError("a key needs a name")
     if len(name.strip()) > MAX_NAME_LENGTH:

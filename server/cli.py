@@ -19,6 +19,7 @@ from editing import (
     ImportSummary,
     InvalidInput,
     Stamp,
+    control_character,
     export_dataset,
     import_dataset,
     item_count,
@@ -242,6 +243,8 @@ def revoke_api_key(name: str) -> None:
     help="Who the changes are recorded as.",
 )
 def import_file(file: Path, dry_run: bool, allow_removals: bool, by: str) -> None:
+    if (problem := control_character(by)) is not None:
+        raise click.BadParameter(problem, param_hint="--by")
     try:
         dataset = read_dataset(file)
     except InvalidInput as error:

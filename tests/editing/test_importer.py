@@ -80,7 +80,8 @@ async def test_a_bad_item_is_rejected_with_its_reason_and_the_rest_imported(
         TRACKS[0]: "reads[1].entries[3].score: 150.0 is outside 0-100 for PERCENT",
         "impostor": "aliases[0]: 'Qwen-14B-Chat' already belongs to model 'qwen-14b'",
         "Not A Slug": (
-            "slug: 'Not A Slug' is not a slug: lowercase letters and digits joined by '-'"
+            "slug: 'Not A Slug' is not a slug: a slug holds lowercase letters a-z and digits, in "
+            "words joined by single hyphens (e.g. 'qwen-14b')"
         ),
     }
     assert summary.count("updated") == 3

@@ -1,0 +1,87 @@
+"""The `almanac` command, run as a user runs it (a process of its own), refuses what cannot be
+stored: control characters in a key's name, in an import's names, notes and sources, in `--by`;
+each in one line naming the input, with nothing written."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from store.seed import load_bundled_dataset
+
+ROOT = Path(__file__).parents[2]
+
+
+def almanac(*args: str) -> subprocess.CompletedProcess[str]:
+    """`almanac ...` on the test's own data directory (ALMANAC_DATA_DIR, set for every test)."""
+    environment = {k: v for k, v in os.environ.items() if k != "ALMANAC_MONGODB_URI"}
+    return subprocess.run(
+        [sys.executable, "-m", "server.cli", *args],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_a_key_name_with_a_control_character_is_refused(data_dir: Path) -> None:
+    refused = almanac("keys", "create", "--name", "ops\x1b[2J", "--scope", "read")
+    assert refused.returncode == 2
+    assert "a key's name holds the control character U+001B at position 4" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert refused.stdout == ""  # no key made
+
+
+def test_an_import_refuses_control_characters_naming_each_field(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    bundled = load_bundled_dataset()
+    model = {**bundled["models"][0], "slug": "forged", "name": "Forged\u202e", "aliases": []}
+    lab = {"slug": "acme", "name": "Acme\x00"}
+    dataset = {"format": bundled["format"], "labs": [lab], "models": [model]}
+    path = tmp_path / "hostile.json"
+    path.write_text(json.dumps(dataset), encoding="utf-8")
+
+    imported = almanac("import", str(path))
+    assert imported.returncode == 1
+    assert (
+        "rejected  labs acme: name: holds the control character U+0000 at position 5"
+        in imported.stdout
+    )
+    assert (
+        "rejected  models forged: name: holds the control character U+202E at position 7"
+        in imported.stdout
+    )
+    assert "0 created" in imported.stdout
+
+
+def test_a_csv_cell_is_not_trimmed_into_a_formula(data_dir: Path, tmp_path: Path) -> None:
+    """A leading CR used to be trimmed away: "\\r=1+1" stored as the formula "=1+1"."""
+    assert almanac("seed").returncode == 0
+    rows = tmp_path / "rows.csv"
+    rows.write_text(
+        "benchmark,read_on,model_name,score,note\n"
+        'code-interpreter-benchmark-math,2026-11-20,"\r=1+1",50,fine\n'
+        'code-interpreter-benchmark-math,2026-11-20,Qwen-14B-Chat,50,"\x1b[31m"\n',
+        encoding="utf-8",
+        newline="",
+    )
+    imported = almanac("import", str(rows), "--allow-removals")
+    assert imported.returncode == 1
+    # (The file is read with universal newlines: the CR arrives as an LF.)
+    assert "line[2].model_name: holds the control character U+000" in imported.stdout
+    assert "line[3].note: holds the control character U+001B at position 1" in imported.stdout
+    assert "0 created, 0 updated" in imported.stdout
+
+
+def test_who_an_import_is_recorded_as_is_checked_too(data_dir: Path, tmp_path: Path) -> None:
+    path = tmp_path / "bundled.json"
+    path.write_text(json.dumps(load_bundled_dataset()), encoding="utf-8")
+    refused = almanac("import", str(path), "--by", "ci\nINFO: forged")
+    assert refused.returncode == 2
+    assert "Invalid value for --by: holds the control character U+000A at position 3" in (
+        refused.stderr
+    )
+    assert "Imported" not in refused.stdout
