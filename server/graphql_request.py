@@ -15,6 +15,11 @@ from strawberry.http import GraphQLRequestData
 from api_errors import ApiError
 from server.persisted_queries import requested_hash
 
+MAX_JSON_DEPTH = 32
+"""How deep arrays and objects may nest in the JSON a request carries (its body; GET's
+`variables` and `extensions`): the deepest input the schema takes is some 6 levels down. Deeper
+JSON is refused before any work (docs/partners.md), as nothing downstream (the answer-reuse
+key's encoder stops at 254 levels, Python's recursion at about 1,000) need ever meet it."""
 JSON_BODY_TYPES = ("application/json",)
 GRAPHQL_RESPONSE = "application/graphql-response+json"
 JSON = "application/json"
@@ -132,9 +137,29 @@ def _optional(fields: dict[str, Any], name: str, kind: type[T]) -> T | None:
 
 def _json(data: bytes, what: str) -> Any:
     try:
-        return orjson.loads(data)
+        value = orjson.loads(data)
     except orjson.JSONDecodeError as error:
         raise ApiError(f"{what} is not valid JSON: {error}.", status=400) from error
+    if _nests_deeper(value, MAX_JSON_DEPTH):
+        raise ApiError(
+            f"{what} nests arrays and objects more than {MAX_JSON_DEPTH} levels deep, the most "
+            "this API reads.",
+            status=400,
+        )
+    return value
+
+
+def _nests_deeper(value: Any, limit: int) -> bool:
+    """Whether arrays and objects nest more than `limit` levels deep in `value` (a walk with a
+    stack of its own, not Python's: the value may nest a thousand levels)."""
+    pending = [(value, 1)] if isinstance(value, dict | list) else []
+    while pending:
+        container, depth = pending.pop()
+        if depth > limit:
+            return True
+        children = container.values() if isinstance(container, dict) else container
+        pending.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
 
 
 def _object(value: Any, where: str) -> dict[str, Any]:
