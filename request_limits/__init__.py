@@ -11,6 +11,7 @@ from request_limits.document import (
     FragmentCycles,
     held_bytes,
     limit_rules,
+    nests_past,
     selected_operation,
     too_many_tokens,
 )
@@ -29,6 +30,7 @@ __all__ = [
     "RedisBudgets",
     "held_bytes",
     "limit_rules",
+    "nests_past",
     "query_cost",
     "selected_operation",
     "throttled_error",

@@ -142,6 +142,14 @@ def max_depth(document: DocumentNode) -> int:
     return max((walk.depth(op.selection_set) for op in operations), default=0)
 
 
+def nests_past(document: DocumentNode, levels: int) -> bool:
+    """Whether fields nest more than `levels` deep, or deeper than Python recurses."""
+    try:
+        return max_depth(document) > levels
+    except RecursionError:
+        return True
+
+
 def alias_count(document: DocumentNode) -> int:
     """How many aliased fields the document spells out."""
     return sum(

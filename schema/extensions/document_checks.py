@@ -10,11 +10,13 @@ raised again would keep every request's frames in its traceback.
 from collections.abc import Iterator
 
 from graphql import (
+    DocumentNode,
     GraphQLError,
     GraphQLSyntaxError,
     NoFragmentCyclesRule,
     parse,
 )
+from graphql.language.parser import MAX_NESTING_DEPTH
 from graphql.validation.validate import ValidationAbortedError
 from strawberry.extensions import SchemaExtension
 
@@ -23,10 +25,14 @@ from request_limits import (
     DocumentLimits,
     FragmentCycles,
     limit_rules,
+    nests_past,
     selected_operation,
     too_many_tokens,
 )
 from schema.extensions.services import KnownDocument, operation_of, services_of
+
+TOO_MANY_ERRORS = "Too many validation errors"
+"""How graphql-core's refusal begins when it stops at its most errors (`max_errors`)."""
 
 
 class DocumentChecks(SchemaExtension):
@@ -79,11 +85,10 @@ class DocumentChecks(SchemaExtension):
         context.validation_rules = rules
         yield
         errors = context.pre_execution_errors or []
-        typed = [_typed(error, services.document_limits) for error in errors]
-        if any(isinstance(error, ValidationAbortedError) for error in errors):
-            # Nesting deeper than graphql-core follows: one depth refusal says it.
-            depth = [e for e in typed if _code(e) == ErrorCode.MAX_DEPTH_EXCEEDED]
-            typed = [e for e in typed if e not in depth] + depth[:1]
+        typed = [_typed(error) for error in errors if not isinstance(error, ValidationAbortedError)]
+        aborted = [error for error in errors if isinstance(error, ValidationAbortedError)]
+        if aborted and (why := _why_aborted(aborted[0], typed, context.graphql_document)):
+            typed.append(why)
         errors[:] = typed  # In place: Strawberry answers with this list.
         known.rules, known.errors = rules, errors
         services.documents.put(context.query or "", known)
@@ -103,13 +108,36 @@ def _code(error: GraphQLError) -> object:
     return (error.extensions or {}).get("code")
 
 
-def _typed(error: GraphQLError, limits: DocumentLimits) -> GraphQLError:
-    """The validation error with its code."""
-    if isinstance(error, ValidationAbortedError):  # Nesting deeper than graphql-core follows.
+def _why_aborted(
+    error: ValidationAbortedError, listed: list[GraphQLError], document: DocumentNode | None
+) -> GraphQLError | None:
+    """Why graphql-core stopped validating, with the code of that cause; None if a refusal
+    already listed says it. graphql-core stops (1) after its 100th error, (2) when a document's
+    fields take more comparisons than it makes (a flat selection of some 700 fields, say): the
+    document's size, or (3) when fragments nest deeper than it recurses: its depth."""
+    if error.message.startswith(TOO_MANY_ERRORS):
         return GraphQLError(
-            f"The document nests too deeply; the most allowed is {limits.max_depth} levels.",
+            f"Validation stopped after these {len(listed)} errors: fix them and send the "
+            "document again.",
+            extensions={"code": ErrorCode.GRAPHQL_VALIDATION_FAILED},
+        )
+    if any(_code(e) == ErrorCode.MAX_DEPTH_EXCEEDED for e in listed):
+        return None  # The depth limit's own refusal says it.
+    if document is not None and nests_past(document, MAX_NESTING_DEPTH):
+        return GraphQLError(
+            f"The document nests fragments more than {MAX_NESTING_DEPTH} levels deep, deeper "
+            "than this API checks.",
             extensions={"code": ErrorCode.MAX_DEPTH_EXCEEDED},
         )
+    return GraphQLError(
+        "The document is too large to check: its selections hold more fields than this API "
+        "compares. Send fewer fields, or split the request.",
+        extensions={"code": ErrorCode.TOO_MANY_TOKENS},
+    )
+
+
+def _typed(error: GraphQLError) -> GraphQLError:
+    """The validation error with its code."""
     if not _code(error):
         # A literal our scalars refuse (an impossible date, say) is bad input, not a bad document.
         refused_value = isinstance(error.original_error, ApiError)
