@@ -11,9 +11,11 @@ import contextlib
 import hashlib
 import hmac
 import itertools
+import os
 import secrets
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import NamedTuple
 
 from api_errors import ApiError
 from editing import control_character
@@ -24,6 +26,9 @@ from store import AlreadyExists, ApiKeyDoc, BudgetDoc, Collection, Store
 SCOPES = ("read", "admin")
 PREFIX = "alm"
 MAX_NAME_LENGTH = 100
+ADMIN_KEY_FILE = "admin-key"
+"""The embedded store's admin key, in its data directory (ALMANAC_DATA_DIR)."""
+EMBEDDED_ADMIN_KEY_NAME = "embedded-admin"
 
 
 WWW_AUTHENTICATE = {"WWW-Authenticate": 'Bearer realm="almanac"'}
@@ -67,13 +72,17 @@ async def create_key(
     return f"{PREFIX}_{key_id}_{secret}"
 
 
-async def kept_key(store: Store, path: Path, name: str, scope: str) -> str:
+class KeptKey(NamedTuple):
+    key: str
+    made: bool
+    """Made just now: the only time it is shown unasked."""
+
+
+async def kept_key(store: Store, path: Path, name: str, scope: str) -> KeptKey:
     """The key kept in the file at `path`, made (and the file written, for its owner only) the
     first time. A kept key that was revoked or lost is replaced by a new one."""
-    if key := await asyncio.to_thread(_read_key, path):
-        with contextlib.suppress(InvalidCredentials):
-            if await authenticate(store, f"Bearer {key}") is not None:
-                return key
+    if key := await in_force(store, path):
+        return KeptKey(key, made=False)
     taken = {doc["name"] for doc in await store.api_keys()}
     unused = next(
         candidate
@@ -82,7 +91,16 @@ async def kept_key(store: Store, path: Path, name: str, scope: str) -> str:
     )
     key = await create_key(store, unused, scope)
     await asyncio.to_thread(_keep_key, path, key)
-    return key
+    return KeptKey(key, made=True)
+
+
+async def in_force(store: Store, path: Path) -> str | None:
+    """The key kept in the file at `path`, if there is one and it works."""
+    if key := await asyncio.to_thread(_read_key, path):
+        with contextlib.suppress(InvalidCredentials):
+            if await authenticate(store, f"Bearer {key}") is not None:
+                return key
+    return None
 
 
 def _read_key(path: Path) -> str | None:
@@ -90,8 +108,12 @@ def _read_key(path: Path) -> str | None:
 
 
 def _keep_key(path: Path, key: str) -> None:
-    path.touch(mode=0o600)
-    path.write_text(key + "\n", encoding="utf-8")
+    """The key written for its owner only: a file that existed keeps its mode when opened, so it
+    is set before the key is written."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+        os.fchmod(descriptor, 0o600)
+        file.write(key + "\n")
 
 
 async def revoke_key(store: Store, name: str) -> bool:

@@ -25,7 +25,7 @@ from api_errors import INTERNAL_ERROR_MESSAGE
 from editing import seed
 from request_limits import Budgets, LocalBudgets, RedisBudgets
 from schema import Services, almanac_schema
-from server.api_keys import kept_key
+from server.api_keys import ADMIN_KEY_FILE, EMBEDDED_ADMIN_KEY_NAME, kept_key
 from server.charges import Charges
 from server.downloads import Downloads
 from server.errors import http_error
@@ -63,8 +63,6 @@ log = logging.getLogger("almanac")
 READY_TIMEOUT_SECONDS = 2.0
 # The site's own documents, whose operations the metrics name (in a checkout; see server.metrics).
 CONTRACT = Path(__file__).parents[1] / "contract"
-EMBEDDED_ADMIN_KEY_NAME = "embedded-admin"
-ADMIN_KEY_FILE = "admin-key"
 
 
 def create_app(
@@ -246,8 +244,11 @@ async def open_store(settings: Settings) -> Store:
         summary = await seed(opened)
         log.info("A new data directory: loaded the bundled dataset: %s", summary.describe())
     kept = settings.data_dir / ADMIN_KEY_FILE
-    key = await kept_key(opened, kept, EMBEDDED_ADMIN_KEY_NAME, "admin")
-    log.warning("Admin API key (kept in %s): %s", kept, key)
+    key, made = await kept_key(opened, kept, EMBEDDED_ADMIN_KEY_NAME, "admin")
+    if made:  # Shown this once: every line logged may end up in a log shipper's store.
+        log.warning("Admin API key made, kept in %s (`almanac admin-key` shows it): %s", kept, key)
+    else:
+        log.info("Admin API key kept in %s (`almanac admin-key` shows it)", kept)
     return opened
 
 

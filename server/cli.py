@@ -28,7 +28,14 @@ from editing import (
 )
 from request_limits import BucketPolicy
 from schema import breaking_changes, document_problems, published_sdl
-from server.api_keys import SCOPES, create_key, revoke_key, set_budget
+from server.api_keys import (
+    ADMIN_KEY_FILE,
+    SCOPES,
+    create_key,
+    in_force,
+    revoke_key,
+    set_budget,
+)
 from server.configuration import (
     ConfigurationError,
     effective_configuration,
@@ -226,6 +233,31 @@ def revoke_api_key(name: str) -> None:
     if not run_on_database(lambda store: revoke_key(store, name)):
         raise click.ClickException(f"No key named {name!r} is in force.")
     click.echo(f"Key {name!r} revoked.")
+
+
+@main.command(
+    "admin-key",
+    help="Print the embedded store's admin API key (kept in ALMANAC_DATA_DIR/admin-key, made "
+    "at the server's first start there).",
+)
+def show_admin_key() -> None:
+    settings = configured()
+    if settings.mongodb_uri:
+        raise click.ClickException(
+            "On MongoDB no admin key is kept: make one with `almanac keys create --scope admin`."
+        )
+    kept = settings.data_dir / ADMIN_KEY_FILE
+    if not kept.is_file():
+        raise click.ClickException(
+            f"No admin key is kept in {kept}: `almanac serve` makes one at its first start."
+        )
+    key = run_on_database(lambda store: in_force(store, kept))
+    if key is None:
+        raise click.ClickException(
+            f"The key kept in {kept} was revoked or is unknown here: `almanac serve` replaces "
+            "it at its next start."
+        )
+    click.echo(key)
 
 
 @main.command("import", help="Import a JSON (everything) or CSV (leaderboard rows) file.")

@@ -19,7 +19,8 @@ import httpx
 from starlette.applications import Starlette
 
 from bench.synthetic import synthetic_almanac
-from server.app import ADMIN_KEY_FILE, create_app
+from server.api_keys import ADMIN_KEY_FILE
+from server.app import create_app
 from server.settings import Settings
 from store.queries import Collection
 from store.sqlite import SqliteStore
