@@ -43,7 +43,7 @@ from server.configuration import (
     unknown_variables,
 )
 from server.http_protocol import GuardedHttpToolsProtocol, raise_descriptor_limit
-from server.logs import log_config
+from server.logs import log_config, printable
 from server.persisted_queries import trusted_manifest
 from server.settings import Settings
 from store import Store, connect, prepare
@@ -207,8 +207,8 @@ def list_api_keys() -> None:
     for doc in run_on_database(lambda store: store.api_keys()):
         budget = BucketPolicy(**doc["budget"]) if "budget" in doc else None
         revoked = f"revoked {doc['revoked_at']}" if doc["revoked_at"] else "in force"
-        click.echo(
-            f"{doc['name']}\t{doc['scope']}\t{describe_budget(budget)}\t"
+        click.echo(  # a name stored before names were checked is shown escaped
+            f"{printable(doc['name'])}\t{doc['scope']}\t{describe_budget(budget)}\t"
             f"created {doc['created_at']}\t{revoked}"
         )
 
@@ -315,9 +315,9 @@ def import_file(file: Path, dry_run: bool, allow_removals: bool, by: str) -> Non
     for outcome in summary.outcomes:
         if outcome.result != "unchanged":
             said = outcome.reason or outcome.changes
-            click.echo(
-                f"{outcome.result:9} {outcome.section} {outcome.key}{': ' + said if said else ''}"
-            )
+            line = f"{outcome.result:9} {outcome.section} {outcome.key}"
+            # What the file or the store holds is shown escaped: one outcome, one line.
+            click.echo(printable(line + (f": {said}" if said else "")))
     verb = "Would import (dry run, nothing written)" if dry_run else "Imported"
     click.echo(f"{verb}: {summary.describe()}.")
     if summary.rejected:

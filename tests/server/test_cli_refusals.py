@@ -1,13 +1,16 @@
 """The `almanac` command, run as a user runs it (a process of its own), refuses what cannot be
 stored: control characters in a key's name, in an import's names, notes and sources, in `--by`;
-each in one line naming the input, with nothing written."""
+each in one line naming the input, with nothing written. What it shows of stored or imported
+text is escaped."""
 
+import asyncio
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+from store import Collection, connect, prepare
 from store.seed import load_bundled_dataset
 
 ROOT = Path(__file__).parents[2]
@@ -40,7 +43,8 @@ def test_an_import_refuses_control_characters_naming_each_field(
     bundled = load_bundled_dataset()
     model = {**bundled["models"][0], "slug": "forged", "name": "Forged\u202e", "aliases": []}
     lab = {"slug": "acme", "name": "Acme\x00"}
-    dataset = {"format": bundled["format"], "labs": [lab], "models": [model]}
+    foreign = {"slug": "evil\x1b[2J", "name": "Evil"}
+    dataset = {"format": bundled["format"], "labs": [lab, foreign], "models": [model]}
     path = tmp_path / "hostile.json"
     path.write_text(json.dumps(dataset), encoding="utf-8")
 
@@ -55,6 +59,35 @@ def test_an_import_refuses_control_characters_naming_each_field(
         in imported.stdout
     )
     assert "0 created" in imported.stdout
+    # What the file holds is shown escaped: no terminal escape reaches the screen.
+    assert "rejected  labs evil\\x1b[2J: slug: " in imported.stdout
+    assert "\x1b" not in imported.stdout
+
+
+def test_keys_list_shows_a_name_stored_before_names_were_checked_escaped(
+    data_dir: Path,
+) -> None:
+    async def store_key() -> None:
+        store = connect(None, "almanac", data_dir)
+        await prepare(store)
+        await store.insert(
+            Collection.API_KEYS,
+            {
+                "key_id": "0123456789ab",
+                "name": "ops\x1b[2J\nforged",
+                "scope": "read",
+                "secret_sha256": "0" * 64,
+                "created_at": "2026-11-01T00:00:00Z",
+                "revoked_at": None,
+            },
+        )
+        await store.close()
+
+    asyncio.run(store_key())
+    listed = almanac("keys", "list")
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.startswith("ops\\x1b[2J\\nforged\tread\t")
+    assert len(listed.stdout.splitlines()) == 1
 
 
 def test_a_csv_cell_is_not_trimmed_into_a_formula(data_dir: Path, tmp_path: Path) -> None:
