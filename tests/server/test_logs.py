@@ -185,8 +185,8 @@ FORGED = "\nINFO:     almanac.requests: GET /admin 200 FORGED\x1b[31m"
 async def test_what_a_client_sends_cannot_forge_a_text_line(
     store: Store, capsysbinary: pytest.CaptureFixture[bytes]
 ) -> None:
-    """The path (percent-decoded), the operation's name and the key's name, escaped: one request
-    is one line, with no terminal escape in it."""
+    """The path (percent-decoded), the operation's name, the key's name and the client's address,
+    escaped: one request is one line, with no terminal escape in it."""
     secret = "s" * 64
     await store.insert(
         Collection.API_KEYS,
@@ -200,7 +200,8 @@ async def test_what_a_client_sends_cannot_forge_a_text_line(
         },
     )
     app = create_app(Settings(), store)
-    async with http_client(app) as http:
+    # The address a trusted proxy forwarded (Uvicorn puts it in the scope's client).
+    async with http_client(app, address=f"203.0.113.9{FORGED}") as http:
         capsysbinary.readouterr()
         await http.get("/" + urllib.parse.quote(FORGED), headers={"X-Request-ID": "forged-1"})
         [path_line] = written(app, capsysbinary)
@@ -212,6 +213,7 @@ async def test_what_a_client_sends_cannot_forge_a_text_line(
     assert f"GET /{escaped} 404 " in path_line
     assert f"operation=Coverage{escaped} " in operation_line
     assert f"key=partner{escaped} " in operation_line
+    assert f"client=203.0.113.9{escaped} " in operation_line
     assert "\x1b" not in path_line + operation_line
 
 
