@@ -150,16 +150,17 @@ def _json(data: bytes, what: str) -> Any:
 
 
 def _nests_deeper(value: Any, limit: int) -> bool:
-    """Whether arrays and objects nest more than `limit` levels deep in `value` (a walk with a
-    stack of its own, not Python's: the value may nest a thousand levels)."""
-    pending = [(value, 1)] if isinstance(value, dict | list) else []
-    while pending:
-        container, depth = pending.pop()
-        if depth > limit:
-            return True
-        children = container.values() if isinstance(container, dict) else container
-        pending.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
-    return False
+    """Whether arrays and objects nest more than `limit` levels deep in `value`, walked a level
+    at a time (not by recursion: the value may nest a thousand levels)."""
+    level = [value] if isinstance(value, dict | list) else []
+    for _ in range(limit):
+        inner = []
+        for container in level:
+            for child in container.values() if isinstance(container, dict) else container:
+                if isinstance(child, dict | list):
+                    inner.append(child)
+        level = inner
+    return bool(level)
 
 
 def _object(value: Any, where: str) -> dict[str, Any]:
