@@ -7,7 +7,7 @@ from editing.changes import Stamp
 from editing.dataset import dataset_lines, export_dataset, read_dataset
 from editing.editor import Editor
 from editing.errors import InvalidInput, Problem
-from editing.importer import ImportSummary, import_dataset, item_count, seed
+from editing.importer import ImportSummary, ensure_seeded, import_dataset, item_count, seed
 from editing.inputs import (
     MAX_CATEGORIES,
     MAX_MODEL_CARD_REPORTS,
@@ -41,6 +41,7 @@ __all__ = [
     "check_slug",
     "control_character",
     "dataset_lines",
+    "ensure_seeded",
     "export_dataset",
     "import_dataset",
     "item_count",

@@ -37,6 +37,7 @@ from store import (
     SITE_FIGURES_ID,
     BenchmarkDoc,
     Collection,
+    SeedState,
     Store,
     load_bundled_dataset,
 )
@@ -301,6 +302,28 @@ BUNDLED_DATASET_WRITER = "bundled dataset"
 
 
 async def seed(store: Store) -> ImportSummary:
-    """Import the bundled dataset: running it again changes nothing."""
+    """Import the bundled dataset (running it again changes nothing), its marker written before
+    the first write and after the last."""
+    if await store.seed_state() is not SeedState.FINISHED:
+        await store.mark_seed(finished=False)
     stamp = Stamp(by=BUNDLED_DATASET_WRITER, at=datetime.now(UTC))
-    return await import_dataset(store, load_bundled_dataset(), stamp)
+    summary = await import_dataset(store, load_bundled_dataset(), stamp)
+    await store.mark_seed(finished=True)
+    return summary
+
+
+async def ensure_seeded(store: Store) -> ImportSummary | None:
+    """Seed a new embedded store (a data directory holding nothing yet), and finish any seed
+    that was cut short (the import goes on where it stopped); None if there was nothing to do.
+    A MongoDB database is seeded only on request (`almanac seed`).
+
+    By the store's state, not by the command that opens it: whichever opens a new data directory
+    first seeds it, once (other processes wait for it). The marker is written after the seed's
+    last write, so a store without it was never finished; and since importing the bundled
+    dataset again changes nothing, a seed cut between its last write and its marker is simply
+    run again."""
+    async with store.seed_lock():
+        state = await store.seed_state()
+        if state is SeedState.STARTED or (store.embedded and state is SeedState.NEW):
+            return await seed(store)
+    return None

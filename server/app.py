@@ -22,7 +22,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, request_response
 
 from api_errors import INTERNAL_ERROR_MESSAGE
-from editing import seed
+from editing import ensure_seeded
 from request_limits import Budgets, LocalBudgets, RedisBudgets
 from schema import Services, almanac_schema
 from server.api_keys import ADMIN_KEY_FILE, EMBEDDED_ADMIN_KEY_NAME, kept_key
@@ -231,8 +231,15 @@ def cors(settings: Settings) -> list[Middleware]:
 
 async def open_store(settings: Settings) -> Store:
     """The configured store, with its indexes; a new embedded one seeded and given a key."""
-    opened = connect(settings.mongodb_uri, settings.mongodb_database, settings.data_dir)
+    opened = connect(
+        settings.mongodb_uri,
+        settings.mongodb_database,
+        settings.data_dir,
+        timeout_seconds=settings.mongodb_timeout_seconds,
+    )
     await prepare(opened)
+    if summary := await ensure_seeded(opened):
+        log.info("Loaded the bundled dataset: %s", summary.describe())
     if not opened.embedded:
         log.info("Benchmark Almanac API on MongoDB database '%s'", settings.mongodb_database)
         return opened
@@ -240,9 +247,6 @@ async def open_store(settings: Settings) -> Store:
         "Benchmark Almanac API on the embedded store in %s (no ALMANAC_MONGODB_URI set)",
         settings.data_dir,
     )
-    if await opened.is_empty():
-        summary = await seed(opened)
-        log.info("A new data directory: loaded the bundled dataset: %s", summary.describe())
     kept = settings.data_dir / ADMIN_KEY_FILE
     key, made = await kept_key(opened, kept, EMBEDDED_ADMIN_KEY_NAME, "admin")
     if made:  # Shown this once: every line logged may end up in a log shipper's store.

@@ -20,6 +20,7 @@ from editing import (
     InvalidInput,
     Stamp,
     control_character,
+    ensure_seeded,
     export_dataset,
     import_dataset,
     item_count,
@@ -46,7 +47,7 @@ from server.http_protocol import GuardedHttpToolsProtocol, raise_descriptor_limi
 from server.logs import log_config, printable
 from server.persisted_queries import trusted_manifest
 from server.settings import Settings
-from store import Store, connect, prepare
+from store import Store, StoreUnavailable, connect, prepare
 
 T = TypeVar("T")
 
@@ -72,6 +73,9 @@ def serve(host: str, port: int, workers: int) -> None:
             "Several workers need MongoDB: the embedded store is made for one server process "
             "(with the CLI beside it). Set ALMANAC_MONGODB_URI, or serve with --workers 1."
         )
+    # The store is opened (and a new one seeded) here first, so that a store that cannot be
+    # opened is one line and exit code 2, not the app's start-up failing with a traceback.
+    run_on_database(lambda store: store.ping())
     click.echo(f"GraphiQL: http://{host}:{port}/graphql  (POST GraphQL requests to the same URL)")
     raise_descriptor_limit(settings.max_connections)
     uvicorn.run(
@@ -124,24 +128,39 @@ def show_config(as_json: bool) -> None:
 def open_database(settings: Settings) -> Store:
     """The configured store: the MongoDB at ALMANAC_MONGODB_URI, or else the embedded one in
     ALMANAC_DATA_DIR (also while a server runs on it)."""
-    return connect(settings.mongodb_uri, settings.mongodb_database, settings.data_dir)
+    return connect(
+        settings.mongodb_uri,
+        settings.mongodb_database,
+        settings.data_dir,
+        timeout_seconds=settings.mongodb_timeout_seconds,
+    )
 
 
-def run_on_database(work: Callable[[Store], Awaitable[T]]) -> T:
+def run_on_database(work: Callable[[Store], Awaitable[T]], *, seeding: bool = True) -> T:
+    """`work` on the configured store, opened and prepared, and seeded first if it is a new
+    data directory (or a seed was cut short); a store that cannot be opened is one line on
+    stderr and exit code 2."""
+
     async def run() -> T:
         store = open_database(configured())
         try:
             await prepare(store)
+            if seeding and (summary := await ensure_seeded(store)):
+                click.echo(f"Loaded the bundled dataset: {summary.describe()}.", err=True)
             return await work(store)
         finally:
             await store.close()
 
-    return asyncio.run(run())
+    try:
+        return asyncio.run(run())
+    except StoreUnavailable as error:
+        click.echo(str(error), err=True)
+        raise SystemExit(2) from None
 
 
 @main.command("seed", help="Load the bundled dataset into the configured store (idempotent).")
 def seed_database() -> None:
-    summary = run_on_database(seed)
+    summary = run_on_database(seed, seeding=False)
     click.echo(f"Seeded: {summary.describe()}.")
 
 

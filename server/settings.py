@@ -49,6 +49,13 @@ class Settings(BaseSettings):
         description="Where the embedded store keeps its data (without a MongoDB URI).",
     )
     mongodb_database: str = Field(default="almanac", description="MongoDB database name.")
+    mongodb_timeout_seconds: float = Field(
+        default=30.0,
+        gt=0,
+        le=3600,
+        description="How long a call waits for MongoDB to answer before it fails (pymongo's "
+        "serverSelectionTimeoutMS): at start, an unreachable MongoDB is named after this.",
+    )
     max_body_bytes: int = Field(
         default=100_000, gt=0, description="Largest request body accepted, in bytes."
     )

@@ -4,20 +4,33 @@ from pathlib import Path
 from typing import Any
 
 from motor.motor_asyncio import AsyncIOMotorClient
-from pymongo.errors import PyMongoError
+from pymongo.errors import ConnectionFailure, PyMongoError, ServerSelectionTimeoutError
 from pymongo.uri_parser import parse_uri
 
 from store.indexes import ensure_indexes
 from store.mongo import MongoStore
-from store.queries import Store
+from store.queries import Store, StoreUnavailable
 from store.sqlite import SqliteStore
 
+# How long a MongoDB call waits for a server to answer (pymongo's serverSelectionTimeoutMS).
+DEFAULT_TIMEOUT_SECONDS = 30.0
 
-def connect(mongodb_uri: str | None, database: str, data_dir: Path) -> Store:
-    """The store on the given MongoDB, or the embedded one in `data_dir` when no URI is given."""
+
+def connect(
+    mongodb_uri: str | None,
+    database: str,
+    data_dir: Path,
+    *,
+    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
+) -> Store:
+    """The store on the given MongoDB, or the embedded one in `data_dir` when no URI is given
+    (`StoreUnavailable` if its file cannot be read)."""
     if mongodb_uri:
         client: AsyncIOMotorClient[Any] = AsyncIOMotorClient(
-            mongodb_uri, appname="benchmark-almanac", tz_aware=True
+            mongodb_uri,
+            appname="benchmark-almanac",
+            tz_aware=True,
+            serverSelectionTimeoutMS=round(timeout_seconds * 1000),
         )
         return MongoStore(client[database])
     return SqliteStore(data_dir)
@@ -35,6 +48,23 @@ def mongodb_uri_problem(uri: str) -> str | None:
 
 
 async def prepare(store: Store) -> None:
-    """Create MongoDB's indexes (idempotently); the embedded store makes its own on opening."""
+    """Create MongoDB's indexes (idempotently); the embedded store makes its own on opening.
+    `StoreUnavailable`, naming the hosts, if MongoDB does not answer in time."""
     if isinstance(store, MongoStore):
-        await ensure_indexes(store.db)
+        try:
+            await ensure_indexes(store.db)
+        except (ServerSelectionTimeoutError, ConnectionFailure) as error:
+            client = store.db.client
+            hosts = (
+                ", ".join(
+                    f"{host}:{port}"
+                    for host, port in client.topology_description.server_descriptions()
+                )
+                or "the configured hosts"
+            )
+            seconds = client.options.server_selection_timeout
+            raise StoreUnavailable(
+                f"MongoDB at {hosts} did not answer within {seconds:g} s "
+                f"({type(error).__name__}): check ALMANAC_MONGODB_URI and that the server "
+                "runs; ALMANAC_MONGODB_TIMEOUT_SECONDS sets how long to wait."
+            ) from None

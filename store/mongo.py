@@ -1,6 +1,8 @@
 """The store on MongoDB (through motor): every read and write, one method per round trip."""
 
 import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 from pymongo import ASCENDING
@@ -21,6 +23,7 @@ from store.documents import (
 from store.queries import (
     ORDER_FIELDS,
     PROVENANCE_ID,
+    SEED_ID,
     SITE_FIGURES_ID,
     AlreadyExists,
     BenchmarkFilter,
@@ -28,6 +31,7 @@ from store.queries import (
     Neighbourhood,
     NeighbourhoodRequest,
     Order,
+    SeedState,
     Write,
 )
 
@@ -315,6 +319,22 @@ class MongoStore:
     async def is_empty(self) -> bool:
         """Whether the database holds nothing of the almanac's yet."""
         return not await self.db.list_collection_names()
+
+    async def seed_state(self) -> SeedState:
+        """How far the bundled dataset's seed got, by its marker (see editing.importer)."""
+        marker = await self.db.site.find_one({"_id": SEED_ID})
+        if marker is not None:
+            return SeedState.FINISHED if marker["finished"] else SeedState.STARTED
+        return SeedState.NEW if await self.is_empty() else SeedState.UNMARKED
+
+    async def mark_seed(self, finished: bool) -> None:
+        """Say that a seed began (False), or, written after its last write, that it finished."""
+        await self.replace(Collection.SITE, {"_id": SEED_ID}, {"finished": finished})
+
+    @asynccontextmanager
+    async def seed_lock(self) -> AsyncIterator[None]:
+        """Nothing to hold: a MongoDB database is seeded only on request (`almanac seed`)."""
+        yield
 
     async def dump(self) -> dict[str, list[Any]]:
         """Every document of every collection, as stored (for checks that nothing changed)."""

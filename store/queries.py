@@ -4,6 +4,7 @@ Two implementations hold the same documents: `store.mongo.MongoStore` (MongoDB, 
 production) and `store.sqlite.SqliteStore` (SQLite in a data directory: the default).
 """
 
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Literal, Protocol
@@ -23,6 +24,21 @@ from store.documents import (
 
 SITE_FIGURES_ID = "model_card_coverage"
 PROVENANCE_ID = "provenance"
+SEED_ID = "seed"
+"""The site record that says how far the bundled dataset's seed got (`{"finished": bool}`)."""
+
+
+class StoreUnavailable(Exception):
+    """The store cannot be opened or reached: the message names it and says what to do."""
+
+
+class SeedState(StrEnum):
+    """How far a store got with the bundled dataset, by what it holds (not by who opened it)."""
+
+    NEW = "new"  # nothing stored at all
+    STARTED = "started"  # a seed began and did not finish (cut short: a crash, a full disk)
+    FINISHED = "finished"
+    UNMARKED = "unmarked"  # data, but no seed marker: stored before markers, or not seeded
 
 
 class AlreadyExists(Exception):
@@ -153,6 +169,9 @@ class Store(Protocol):
     ) -> tuple[list[BenchmarkDoc], int]: ...
     async def set_tracked_ranks(self, ranks: dict[str, list[TrackedRankDoc]]) -> None: ...
     async def is_empty(self) -> bool: ...
+    async def seed_state(self) -> SeedState: ...
+    async def mark_seed(self, finished: bool) -> None: ...
+    def seed_lock(self) -> AbstractAsyncContextManager[None]: ...
     async def dump(self) -> dict[str, list[Any]]: ...
     async def follow_changes(self) -> None: ...
     async def close(self) -> None: ...

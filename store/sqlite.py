@@ -13,10 +13,12 @@ process when another one has written.
 """
 
 import asyncio
+import fcntl
 import logging
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
@@ -38,6 +40,7 @@ from store.documents import (
 from store.queries import (
     ORDER_FIELDS,
     PROVENANCE_ID,
+    SEED_ID,
     SITE_FIGURES_ID,
     AlreadyExists,
     BenchmarkFilter,
@@ -45,6 +48,8 @@ from store.queries import (
     Neighbourhood,
     NeighbourhoodRequest,
     Order,
+    SeedState,
+    StoreUnavailable,
     Write,
 )
 
@@ -53,6 +58,7 @@ log = logging.getLogger("almanac.store")
 T = TypeVar("T")
 
 DATABASE_FILE = "almanac.sqlite3"
+SEED_LOCK_FILE = "seed.lock"  # held by the one process seeding the directory
 POLL_SECONDS = 0.5
 
 SCHEMA = """
@@ -137,23 +143,46 @@ class SqliteStore:
         self.path = data_dir / DATABASE_FILE
         self.version = DataVersion(known=True)
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="almanac-sqlite")
-        self._connection = self._thread.submit(self._open).result()
+        try:
+            self._connection = self._thread.submit(self._open).result()
+        except sqlite3.DatabaseError as error:
+            self._thread.shutdown()
+            raise StoreUnavailable(
+                f"{self.path} cannot be read as the almanac's database ({error}): restore it "
+                "from a backup, or move it aside to start a new one here."
+            ) from None
+        except StoreUnavailable:
+            self._thread.shutdown()
+            raise
 
     def _open(self) -> sqlite3.Connection:
         connection = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        connection.execute("PRAGMA journal_mode = WAL")
-        connection.execute("PRAGMA synchronous = NORMAL")  # durable at each checkpoint
+        try:
+            return self._prepared(connection)
+        except BaseException:
+            connection.close()
+            raise
+
+    def _prepared(self, connection: sqlite3.Connection) -> sqlite3.Connection:
         connection.execute("PRAGMA busy_timeout = 10000")  # wait for another process's write
-        connection.execute("PRAGMA foreign_keys = ON")
-        connection.execute("PRAGMA wal_autocheckpoint = 10000")  # 40 MB: fewer fsyncs
-        connection.execute("PRAGMA cache_size = -65536")  # 64 MB of pages: the indexes, mostly
+        # Read before anything is written: a file that is not the almanac's is left as it was.
         version = connection.execute("PRAGMA user_version").fetchone()[0]
-        made = connection.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone() is not None
-        if made and version != SCHEMA_VERSION:
-            raise RuntimeError(
+        tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master")}
+        if tables and "benchmarks" not in tables:
+            raise StoreUnavailable(
+                f"{self.path} is an SQLite database of something else (no almanac tables): "
+                "move it aside, or set ALMANAC_DATA_DIR to the almanac's own data directory."
+            )
+        if tables and version != SCHEMA_VERSION:
+            raise StoreUnavailable(
                 f"{self.path} was made by another version of the API (schema {version}, this one "
                 f"reads {SCHEMA_VERSION}): export it with that version, then import it here."
             )
+        connection.execute("PRAGMA journal_mode = WAL")
+        connection.execute("PRAGMA synchronous = NORMAL")  # durable at each checkpoint
+        connection.execute("PRAGMA foreign_keys = ON")
+        connection.execute("PRAGMA wal_autocheckpoint = 10000")  # 40 MB: fewer fsyncs
+        connection.execute("PRAGMA cache_size = -65536")  # 64 MB of pages: the indexes, mostly
         connection.executescript(SCHEMA)
         connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         return connection
@@ -508,6 +537,28 @@ class SqliteStore:
             )
 
         return await self._run(read)
+
+    async def seed_state(self) -> SeedState:
+        """How far the bundled dataset's seed got, by its marker (see editing.importer)."""
+        marker = await self._site(SEED_ID)
+        if marker is not None:
+            return SeedState.FINISHED if marker["finished"] else SeedState.STARTED
+        return SeedState.NEW if await self.is_empty() else SeedState.UNMARKED
+
+    async def mark_seed(self, finished: bool) -> None:
+        """Say that a seed began (False), or, after its last write, that it finished."""
+        await self.replace(Collection.SITE, {"_id": SEED_ID}, {"finished": finished})
+
+    @asynccontextmanager
+    async def seed_lock(self) -> AsyncIterator[None]:
+        """Held while one process seeds the directory: another opening it meanwhile waits, and
+        then finds it seeded. The lock goes with the process, however it ends."""
+        with (self.path.parent / SEED_LOCK_FILE).open("a") as lock:
+            await asyncio.to_thread(fcntl.flock, lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
 
     async def dump(self) -> dict[str, list[Any]]:
         """Every document of every collection, as stored (for checks that nothing changed)."""

@@ -3,7 +3,12 @@
 import asyncio
 import json
 import logging
-from collections.abc import Iterator
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -21,7 +26,7 @@ from server.settings import Settings
 from store.client import connect
 from store.queries import Store
 from store.seed import load_bundled_dataset
-from tests.conftest import http_client
+from tests.conftest import almanac_process, http_client
 
 ROOT = Path(__file__).parents[2]
 
@@ -92,9 +97,10 @@ async def test_start_up_says_which_store_it_serves(
 @pytest.fixture
 def database(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Store]:
     """The embedded store the CLI works on (ALMANAC_DATA_DIR), opened beside it as a server
-    would be."""
+    would be: empty, and marked seeded, so that the CLI does not seed it (as it does a new one)."""
     monkeypatch.delenv("ALMANAC_MONGODB_URI", raising=False)
     beside = connect(None, "almanac", data_dir)
+    asyncio.run(beside.mark_seed(finished=True))
     yield beside
     asyncio.run(beside.close())
 
@@ -298,3 +304,97 @@ def test_trusted_documents_refuses_a_document_the_schema_would_not_run(tmp_path:
     assert result.exit_code == 1
     assert "Cannot query field 'nosuchfield' on type 'Benchmark'" in result.output
     assert not manifest.exists()
+
+
+def almanac(*args: str, **settings: str) -> subprocess.CompletedProcess[str]:
+    """The `almanac` command in a process of its own, with only the given ALMANAC_* settings."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("ALMANAC_")}
+    environment.update({f"ALMANAC_{name.upper()}": value for name, value in settings.items()})
+    return subprocess.run(
+        [sys.executable, "-m", "server.cli", *args],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_a_new_data_directory_is_seeded_by_the_first_command_that_opens_it(
+    tmp_path: Path,
+) -> None:
+    """`keys create` first, then `serve`: the server serves the bundled data, seeded once."""
+    directory = str(tmp_path / "new")
+    created = almanac("keys", "create", "--name", "site", "--scope", "read", data_dir=directory)
+    assert created.returncode == 0, created.stderr
+    assert "Loaded the bundled dataset" in created.stderr
+    again = almanac("keys", "list", data_dir=directory)
+    assert "Loaded the bundled dataset" not in again.stderr
+    with almanac_process(data_dir=directory) as served:
+        response = httpx.post(
+            f"{served.url}/graphql",
+            json={"query": "{ categories { benchmarkCount } }"},
+            headers={"Authorization": f"Bearer {created.stdout.strip()}"},
+            timeout=30,
+        )
+        assert response.json()["data"] == {"categories": [{"benchmarkCount": 11}]}
+        assert not any("Loaded the bundled dataset" in line for line in served.log)
+
+
+def foreign_database(path: Path) -> None:
+    connection = sqlite3.connect(path)
+    connection.execute("CREATE TABLE invoices (number INTEGER)")
+    connection.commit()
+    connection.close()
+
+
+@pytest.mark.parametrize(
+    ("spoil", "said"),
+    [
+        (lambda path: path.write_bytes(bytes(range(256)) * 64), "cannot be read"),
+        (lambda path: path.write_text("just some notes\n" * 500), "cannot be read"),
+        (foreign_database, "an SQLite database of something else"),
+    ],
+    ids=["garbage", "text", "foreign"],
+)
+@pytest.mark.parametrize("command", [["serve", "--port", "0"], ["keys", "list"], ["seed"]])
+def test_a_database_file_that_cannot_be_read_is_one_message_and_exit_2(
+    tmp_path: Path, spoil: Callable[[Path], None], said: str, command: list[str]
+) -> None:
+    database_file = tmp_path / "almanac.sqlite3"
+    spoil(database_file)
+    before = database_file.read_bytes()
+    done = almanac(*command, data_dir=str(tmp_path))
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert str(database_file) in lines[0]
+    assert said in lines[0]
+    assert "move it aside" in lines[0]
+    assert database_file.read_bytes() == before  # left as it was, for whoever looks at it
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])  # closed again when the probe is
+
+
+@pytest.mark.parametrize("command", [["seed"], ["serve", "--port", "0"]])
+def test_an_unreachable_mongodb_is_one_line_naming_its_host_and_the_setting(
+    command: list[str],
+) -> None:
+    port = closed_port()
+    done = almanac(
+        *command,
+        mongodb_uri=f"mongodb://reader:secret@127.0.0.1:{port}/",
+        mongodb_timeout_seconds="0.5",
+    )
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert f"127.0.0.1:{port}" in lines[0]
+    assert "within 0.5 s" in lines[0]
+    assert "ALMANAC_MONGODB_URI" in lines[0]
+    assert "ALMANAC_MONGODB_TIMEOUT_SECONDS" in lines[0]
+    assert "secret" not in lines[0]
