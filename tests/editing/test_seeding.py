@@ -11,7 +11,7 @@ import pytest
 from editing.importer import ensure_seeded, seed
 from server.app import create_app
 from server.settings import Settings
-from store.queries import SeedState, Store
+from store.queries import Collection, SeedState, Store
 from tests.conftest import STORES, empty_store, snapshot
 
 WRITES = (
@@ -69,7 +69,7 @@ async def test_a_seed_cut_short_is_finished_at_the_next_open(
 ) -> None:
     opened = await empty_store(kind, tmp_path / "cut")
     with pytest.raises(DiskFull):
-        await seed(CutStore(opened, writes))  # type: ignore[arg-type]
+        await seed(CutStore(opened, writes))
     assert await opened.seed_state() in (SeedState.NEW, SeedState.STARTED)
 
     finished = await ensure_seeded(opened)
@@ -86,7 +86,7 @@ async def test_the_app_finishes_a_seed_cut_short_in_its_data_directory(data_dir:
     """Through the real path: the server's start-up opens the directory and finishes the seed."""
     opened = await empty_store("sqlite", data_dir)
     with pytest.raises(DiskFull):
-        await seed(CutStore(opened, 6))  # type: ignore[arg-type]
+        await seed(CutStore(opened, 6))
     await opened.close()
 
     app = create_app(Settings())
@@ -107,7 +107,7 @@ async def test_the_app_finishes_a_seed_cut_short_in_its_data_directory(data_dir:
 async def test_a_store_with_data_and_no_marker_is_left_alone(kind: str, tmp_path: Path) -> None:
     """Data stored before seed markers existed is never seeded over."""
     opened = await empty_store(kind, tmp_path)
-    await opened.insert("labs", {"slug": "acme", "name": "Acme"})
+    await opened.insert(Collection.LABS, {"slug": "acme", "name": "Acme"})
     before = await snapshot(opened)
     assert await ensure_seeded(opened) is None
     assert await snapshot(opened) == before

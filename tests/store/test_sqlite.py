@@ -147,9 +147,7 @@ def test_a_killed_import_leaves_every_benchmark_whole_and_runs_again(
     assert all(reads == 3 for _, reads in whole)
 
 
-async def test_a_cli_import_while_serving_is_seen(
-    data_dir: Path, tmp_path: Path
-) -> None:
+async def test_a_cli_import_while_serving_is_seen(data_dir: Path, tmp_path: Path) -> None:
     async with serving() as client:
         before = (await client.post("/graphql", json={"query": DESCRIPTION})).json()
         assert before["data"]["benchmark"]["revision"] == 2  # answered, and kept for reuse
