@@ -122,20 +122,31 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
                 self.limits.body_timeout_seconds, self.body_too_slow
             )
 
-    # Parser callbacks
+    # Parser callbacks. After a refusal, the rest of what the parser was fed (the refused
+    # request's end, a pipelined one) is dropped: Uvicorn's callbacks would answer it again.
     def on_message_begin(self) -> None:
+        if self.lingering:
+            return
         self.reading_head = True
         self.head_bytes = 0
         self.header_lines = 0
         self.arm_head_deadline()
         super().on_message_begin()
 
+    def on_url(self, url: bytes) -> None:
+        if not self.lingering:
+            super().on_url(url)
+
     def on_header(self, name: bytes, value: bytes) -> None:
+        if self.lingering:
+            return
         self.header_lines += 1
         if self.header_lines <= self.limits.max_header_lines:
             super().on_header(name, value)
 
     def on_headers_complete(self) -> None:
+        if self.lingering:
+            return
         self.reading_head = False
         self.cancel_head_deadline()
         head = len(self.url) + sum(len(name) + len(value) + 4 for name, value in self.headers)
@@ -151,7 +162,13 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             self.reading_body = True
             super().on_headers_complete()
 
+    def on_body(self, body: bytes) -> None:
+        if not self.lingering:
+            super().on_body(body)
+
     def on_message_complete(self) -> None:
+        if self.lingering:
+            return
         self.reading_body = False
         self.cancel_body_deadline()
         super().on_message_complete()

@@ -4,13 +4,14 @@ the server keeps answering everyone else."""
 import json
 import socket
 import time
-from collections.abc import Iterator
+import uuid
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.conftest import live_almanac
+from tests.conftest import Served, almanac_process
 
 LIMITS = {
     "header_timeout_seconds": "0.5",
@@ -24,10 +25,28 @@ REQUEST = b"POST /graphql HTTP/1.1\r\nHost: almanac\r\nContent-Type: application
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[tuple[str, int]]:
-    with live_almanac(**LIMITS) as (url, _):
-        host, port = url.removeprefix("http://").split(":")
-        yield host, int(port)
+def served() -> Iterator[Served]:
+    with almanac_process(shutdown_drain_seconds="0", **LIMITS) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def server(served: Served) -> tuple[str, int]:
+    host, port = served.url.removeprefix("http://").split(":")
+    return host, int(port)
+
+
+def log_until(served: Served, seen: Callable[[str], bool]) -> list[str]:
+    """The server's log lines up to the first one that `seen` finds (within a generous
+    deadline: lines are written in batches)."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        lines = list(served.log)
+        for index, line in enumerate(lines):
+            if seen(line):
+                return lines[: index + 1]
+        time.sleep(0.05)
+    raise AssertionError("the line never came")
 
 
 def connect(server: tuple[str, int]) -> socket.socket:
@@ -100,6 +119,27 @@ def test_a_huge_header_is_refused(server: tuple[str, int]) -> None:
         status, body, _ = answer(client)
     assert status == 431
     still_serving(server)
+
+
+@pytest.mark.parametrize(
+    "ending",
+    [b"\r\n\r\n", b"\r\nContent-Length: 2\r\n\r\n{}", b"\r\n\r\nGET /healthz HTTP/1.1\r\n\r\n"],
+    ids=["no-body", "body", "pipelined"],
+)
+def test_an_oversized_head_is_refused_without_a_traceback(
+    served: Served, server: tuple[str, int], ending: bytes
+) -> None:
+    start = len(served.log)
+    with connect(server) as client:
+        client.sendall(REQUEST + b"X-Big: " + b"y" * 5_000 + ending)
+        status, body, _ = answer(client)
+    assert status == 431
+    assert code(body) == "REQUEST_HEADER_FIELDS_TOO_LARGE"
+    after = uuid.uuid4().hex
+    response = httpx.get(f"{served.url}/healthz", headers={"X-Request-ID": after}, timeout=10)
+    assert response.status_code == 200
+    logged = log_until(served, lambda line: after in line)[start:]
+    assert not [line for line in logged if "Traceback" in line or "ERROR" in line], logged
 
 
 def test_too_many_header_lines_are_refused(server: tuple[str, int]) -> None:
