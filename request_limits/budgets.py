@@ -108,5 +108,9 @@ class LocalBudgets:
         self._buckets[bucket] = (level, now)
         return Allowance(allowed=allowed, cost=cost, policy=policy, level=level)
 
+    def hold(self, bucket: str, level: float) -> None:
+        """Say that the bucket holds `level` now (as the shared budgets last said it did)."""
+        self._buckets[bucket] = (level, self.clock())
+
     async def close(self) -> None:
         pass

@@ -3,8 +3,11 @@
 The script drains and pours in one step on the Redis server, so two processes charging the
 same bucket at once cannot both spend the same points. Time comes from the caller's clock
 (wall-clock seconds), so processes on different hosts need synchronised clocks, as usual.
-If Redis fails, the request is metered by this process's own buckets and a warning is logged:
-the API stays up, with limits per process until Redis is back.
+If Redis fails, requests are metered by this process's own buckets until it is back: the API
+stays up, with limits per process. Each of those buckets starts where Redis last said the
+client's bucket was (this process keeps the level of every bucket it charged), so a client
+throttled just before the outage is not handed a full budget by it; a client this process never
+saw starts with a full budget. One warning says Redis failed, and one that it is back.
 """
 
 import logging
@@ -14,7 +17,7 @@ from collections.abc import Callable
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from request_limits.budgets import Allowance, BucketPolicy, LocalBudgets
+from request_limits.budgets import LOCAL_BUCKETS, Allowance, BucketPolicy, LocalBudgets
 
 log = logging.getLogger("almanac.limits")
 
@@ -47,12 +50,18 @@ class RedisBudgets:
         prefix: str,
         clock: Callable[[], float] = time.time,
         on_failure: Callable[[], None] = lambda: None,
+        on_reachable: Callable[[bool], None] = lambda reachable: None,
+        max_buckets: int = LOCAL_BUCKETS,
     ) -> None:
-        self.on_failure = on_failure
+        self.on_failure = on_failure  # each request metered here instead
+        self.on_reachable = on_reachable  # Redis failed (False), or is back (True)
         self.redis = redis
         self.prefix = prefix
         self.clock = clock
-        self.fallback = LocalBudgets()
+        # The fallback: every bucket at the level Redis last gave it, metered here while
+        # Redis is down.
+        self.fallback = LocalBudgets(max_buckets)
+        self.reachable = True
         self._take = redis.register_script(TAKE)
 
     async def take(self, bucket: str, cost: int, policy: BucketPolicy) -> Allowance:
@@ -67,9 +76,21 @@ class RedisBudgets:
                 keys=[f"{self.prefix}budget:{bucket}"], args=arguments
             )
         except RedisError as error:
-            log.warning("Redis failed (%s); metering this request in this process only", error)
+            if self.reachable:
+                self.reachable = False
+                log.warning(
+                    "Redis failed (%s): budgets are metered in this process until it is back, "
+                    "each from its last level known here",
+                    error,
+                )
+                self.on_reachable(False)
             self.on_failure()
             return await self.fallback.take(bucket, cost, policy)
+        if not self.reachable:
+            self.reachable = True
+            log.warning("Redis is back: budgets are shared by every process again")
+            self.on_reachable(True)
+        self.fallback.hold(bucket, float(level))
         return Allowance(allowed=bool(allowed), cost=cost, policy=policy, level=float(level))
 
     async def close(self) -> None:

@@ -36,6 +36,7 @@ from server.logs import Observer, RequestIds
 from server.metrics import (
     BUDGET_FAILURES,
     FOLD_SECONDS,
+    SHARED_BUDGETS_REACHABLE,
     Operations,
     RequestMetrics,
     metrics,
@@ -189,7 +190,13 @@ def shared_services(settings: Settings) -> SharedServices:
     else:
         redis = Redis.from_url(settings.redis_url)
         documents = RedisDocuments(redis, settings.redis_key_prefix)
-        budgets = RedisBudgets(redis, settings.redis_key_prefix, on_failure=BUDGET_FAILURES.inc)
+        budgets = RedisBudgets(
+            redis,
+            settings.redis_key_prefix,
+            on_failure=BUDGET_FAILURES.inc,
+            on_reachable=SHARED_BUDGETS_REACHABLE.set,
+            max_buckets=settings.budget_buckets,
+        )
     trusted = trusted_of(settings)
     graphql = Services.create(
         settings.document_limits,

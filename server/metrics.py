@@ -84,8 +84,15 @@ PERSISTED_QUERIES = Counter(
 )
 BUDGET_FAILURES = Counter(
     "almanac_budget_backend_failures",
-    "Times Redis failed and a budget was kept in this process instead.",
+    "Requests metered by this process's own budgets because Redis failed (fallbacks).",
 )
+SHARED_BUDGETS_REACHABLE = Gauge(
+    "almanac_shared_budgets_reachable",
+    "1 while the budgets shared in Redis answer (or no Redis is configured), 0 from a failure "
+    "until Redis answers again.",
+    multiprocess_mode="min",
+)
+SHARED_BUDGETS_REACHABLE.set(1)
 
 
 class Operations:

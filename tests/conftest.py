@@ -134,19 +134,31 @@ def redis_url() -> Iterator[str]:
     if configured := os.environ.get("ALMANAC_TEST_REDIS_URL"):
         yield configured
         return
+    with redis_server(free_port()) as url:
+        yield url
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextlib.contextmanager
+def redis_server(port: int) -> Iterator[str]:
+    """Debian's `redis-server` on loopback at `port`, as long as the block runs: its URL. Skipped
+    without it, unless ALMANAC_REQUIRE_REDIS is set (as CI sets it)."""
     server = shutil.which("redis-server")
     if server is None:
         message = "redis-server is not installed (apt-get install redis-server)"
         if os.environ.get("ALMANAC_REQUIRE_REDIS"):
             pytest.fail(message)
         pytest.skip(message)
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
     arguments = ["--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
     process = subprocess.Popen([server, *arguments], stdout=subprocess.DEVNULL)
     try:
-        for _ in range(100):
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
                 break

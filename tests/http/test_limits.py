@@ -1,6 +1,7 @@
 """Abuse is refused before any work, and budgets meter every client (docs/partners.md)."""
 
 import asyncio
+import logging
 from collections import Counter
 from typing import Any
 
@@ -13,7 +14,7 @@ from server.api_keys import create_key, set_budget
 from server.app import create_app
 from server.settings import Settings
 from store.queries import Store
-from tests.conftest import http_client
+from tests.conftest import free_port, http_client, redis_server
 
 FIFTY_POINTS = "{ benchmarks(first: 49) { nodes { slug } } }"  # 1 + 49
 
@@ -309,3 +310,60 @@ async def test_refusals_are_charged_so_no_address_sends_them_without_end(
         )
         assert again.status_code == 429
     assert calls == {}
+
+
+def log_lines(caplog: pytest.LogCaptureFixture, text: str) -> list[str]:
+    return [r.getMessage() for r in caplog.records if text in r.getMessage()]
+
+
+async def gauge(http: httpx.AsyncClient, name: str) -> float:
+    metrics = (await http.get("/metrics")).text
+    [line] = [line for line in metrics.splitlines() if line.startswith(f"{name} ")]
+    return float(line.split()[1])
+
+
+async def test_a_redis_outage_is_two_warnings_and_hands_out_no_spent_budget(
+    store: Store, caplog: pytest.LogCaptureFixture
+) -> None:
+    port = free_port()
+    settings = Settings(
+        max_query_cost=100,
+        anonymous_bucket_capacity=100,
+        anonymous_restore_rate=0.001,
+        redis_url=f"redis://127.0.0.1:{port}/0",
+    )
+    app = create_app(settings, store)
+    async with http_client(app, "10.8.8.8") as http, http_client(app, "10.8.8.9") as other:
+        with redis_server(port):
+            for _ in range(2):
+                spent = await http.post("/graphql", json={"query": FIFTY_POINTS})
+                assert spent.status_code == 200
+            assert spent.headers["RateLimit-Remaining"] == "0"
+            assert await gauge(http, "almanac_shared_budgets_reachable") == 1
+        failures = await gauge(http, "almanac_budget_backend_failures_total")
+
+        # Redis is down: the throttled client stays throttled, and it is said once.
+        with caplog.at_level(logging.WARNING, logger="almanac.limits"):
+            for _ in range(5):
+                during = await http.post("/graphql", json={"query": FIFTY_POINTS})
+                assert during.status_code == 429
+                assert during.headers["RateLimit-Remaining"] == "0"
+            fresh = await other.post("/graphql", json={"query": FIFTY_POINTS})
+            assert fresh.status_code == 200  # a client this process never charged: a full budget
+            assert await gauge(http, "almanac_shared_budgets_reachable") == 0
+            assert await gauge(http, "almanac_budget_backend_failures_total") == failures + 6
+            assert len(log_lines(caplog, "Redis failed")) == 1
+
+            with redis_server(port):
+                deadline = asyncio.get_running_loop().time() + 30
+                while not log_lines(caplog, "Redis is back"):
+                    assert asyncio.get_running_loop().time() < deadline, "never back"
+                    await other.post("/graphql", json={"query": "{ __typename }"})
+                    await asyncio.sleep(0.05)
+                for _ in range(3):
+                    back = await other.post("/graphql", json={"query": "{ __typename }"})
+                    assert back.status_code == 200
+                assert await gauge(http, "almanac_shared_budgets_reachable") == 1
+        assert len(log_lines(caplog, "Redis failed")) == 1
+        assert len(log_lines(caplog, "Redis is back")) == 1
+    await app.state.services.budgets.close()
