@@ -23,6 +23,8 @@ log = logging.getLogger("almanac.limits")
 
 # KEYS[1]: the bucket. ARGV: capacity, restore rate (points/s), cost, now (s).
 # Returns {allowed (1/0), level afterwards as a string (Lua numbers lose their fraction)}.
+# `at` is kept as the caller wrote it: tostring() keeps 14 digits, a tenth of a millisecond of
+# wall-clock seconds, which would drift each bucket's level a little with every request.
 TAKE = """
 local capacity = tonumber(ARGV[1])
 local rate = tonumber(ARGV[2])
@@ -37,7 +39,7 @@ if level + cost <= capacity then
   level = level + cost
   allowed = 1
 end
-redis.call('HSET', KEYS[1], 'level', tostring(level), 'at', tostring(now))
+redis.call('HSET', KEYS[1], 'level', tostring(level), 'at', ARGV[4])
 redis.call('PEXPIRE', KEYS[1], math.ceil(level / rate * 1000) + 1000)
 return {allowed, tostring(level)}
 """

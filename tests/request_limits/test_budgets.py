@@ -49,6 +49,18 @@ async def test_a_bucket_drains_then_refills(budgets: Budgets, clock: Clock) -> N
     assert (await budgets.take("key:a", 0, POLICY)).remaining == 100
 
 
+async def test_a_bucket_keeps_its_time_exactly(budgets: Budgets, clock: Clock) -> None:
+    """At wall-clock seconds (as Redis is given them), a bucket refills by exactly what the time
+    passed pours back: no drift from rounding the time it was last poured at (times and steps
+    that binary floats hold exactly, so the arithmetic is exact too)."""
+    fast = BucketPolicy(capacity=100, restore_rate=1_000_000)
+    clock.now = 1_796_000_000.99609375
+    assert (await budgets.take("key:a", 100, fast)).allowed
+    clock.now += 2**-16  # 15.26 points back
+    refilled = await budgets.take("key:a", 15, fast)
+    assert (refilled.allowed, refilled.remaining) == (True, 0)
+
+
 async def test_buckets_are_separate(budgets: Budgets) -> None:
     assert (await budgets.take("address:1", 100, POLICY)).allowed
     assert not (await budgets.take("address:1", 1, POLICY)).allowed
