@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from store.queries import Store
+from editing.inputs import MAX_CATEGORIES, MAX_TRACKS
+from store.queries import Collection, Store
 from tests.conftest import GraphQLClient, snapshot
 
 GENERAL = "code-interpreter-benchmark-general"
@@ -268,3 +269,42 @@ async def test_negative_zero_is_stored_as_zero(admin: GraphQLClient) -> None:
     ).text
     assert '"ceiling":0.0' in text
     assert "-0.0" not in text
+
+
+async def test_a_family_holds_at_most_max_tracks(admin: GraphQLClient, store: Store) -> None:
+    """The bundled family has 4 tracks: 16 more fill it (MAX_TRACKS), the next is refused, and
+    a track already in the full family may still be changed."""
+    held = len([b for b in await store.benchmarks() if b["parent"] == PARENT])
+    for number in range(held + 1, MAX_TRACKS + 1):
+        await admin.data(CREATE, slug=f"track-{number}", input={**NEW, "parent": PARENT})
+    before = await snapshot(store)
+    body = await admin(CREATE, slug="one-too-many", input={**NEW, "parent": PARENT})
+    [error] = body["errors"]
+    assert error["extensions"]["code"] == "BAD_USER_INPUT"
+    assert error["extensions"]["field"] == "input.parent"
+    assert f"has {MAX_TRACKS} tracks, the most a family holds" in error["message"]
+    assert await snapshot(store) == before
+    moved = await admin.data(
+        UPDATE, slug=f"track-{MAX_TRACKS}", input={"parent": PARENT, "name": "Last"}
+    )
+    assert moved["updateBenchmark"]["parent"] == {"slug": PARENT}
+
+
+CREATE_CATEGORY = """mutation($slug: String!) {
+  createCategory(input: {slug: $slug, name: "A category"}) { slug } }"""
+
+
+async def test_the_almanac_holds_at_most_max_categories(admin: GraphQLClient, store: Store) -> None:
+    held = len(await store.known_categories())
+    await store.insert_many(
+        Collection.CATEGORIES,
+        [{"slug": f"filler-{n}", "name": f"Filler {n}"} for n in range(MAX_CATEGORIES - 1 - held)],
+    )
+    last = await admin.data(CREATE_CATEGORY, slug="the-last-one")
+    assert last == {"createCategory": {"slug": "the-last-one"}}
+    before = await snapshot(store)
+    body = await admin(CREATE_CATEGORY, slug="one-too-many")
+    [error] = body["errors"]
+    assert error["extensions"]["code"] == "BAD_USER_INPUT"
+    assert f"holds {MAX_CATEGORIES} categories, the most it may hold" in error["message"]
+    assert await snapshot(store) == before

@@ -122,3 +122,14 @@ async def test_first_zero_counts_without_nodes(graphql: GraphQLClient) -> None:
     data = await graphql.data(LIST, first=0, order="PROMINENCE")
     assert data["benchmarks"]["totalCount"] == 11
     assert data["benchmarks"]["nodes"] == []
+
+
+async def test_names_are_ordered_ignoring_case(admin: GraphQLClient) -> None:
+    """`mcp-atlas` is named "MCP Atlas": a benchmark named in lower case sorts among the
+    others by its letters, not after every capital."""
+    await admin.data(
+        """mutation { createBenchmark(slug: "lowercase-bench", input: {name: "lowercase bench",
+             metric: {name: "Accuracy", unit: PERCENT}, category: "tool-use"}) { slug } }"""
+    )
+    names = await slugs(admin, order="NAME")
+    assert names.index("deepsearchqa") < names.index("lowercase-bench") < names.index("mcp-atlas")

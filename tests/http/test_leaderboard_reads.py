@@ -1,12 +1,17 @@
 """Recording leaderboard reads: atomic, idempotent, refused whole when any row is wrong, and
 kept in a history that `reads` and `scoresOverTime` show."""
 
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from editing.changes import Stamp
+from editing.dataset import export_dataset
+from editing.importer import import_dataset
 from store.queries import Store
-from tests.conftest import GraphQLClient, snapshot
+from tests.conftest import STORES, GraphQLClient, empty_store, snapshot
 
 GENERAL = "code-interpreter-benchmark-general"
 SEEDED = 2  # Created, then its bundled read.
@@ -225,3 +230,24 @@ async def test_a_read_that_leaves_out_rows_is_refused_unless_they_were_dropped(
     assert await snapshot(store) == before
     dropped = await record(admin, "2026-11-20", FIRST, allow_removals=True)
     assert dropped["data"]["recordLeaderboardRead"]["recorded"] is True
+
+
+@pytest.mark.parametrize("into", STORES)
+async def test_a_history_with_rows_dropped_is_restored_from_its_export(
+    admin: GraphQLClient, store: Store, into: str, tmp_path: Path
+) -> None:
+    """Reads that left rows out (`allowRemovals`) come back from an export: a read restored
+    with the time it was recorded needs no `allow_removals` of its own."""
+    for on, entries in (("2026-11-20", FIRST), ("2026-11-21", THIRD)):
+        assert (await record(admin, on, entries))["data"]["recordLeaderboardRead"]["recorded"]
+    exported = await export_dataset(store)
+    fresh = await empty_store(into, tmp_path / "restored")
+    summary = await import_dataset(fresh, exported, Stamp(by="restore", at=datetime.now(UTC)))
+    assert summary.rejected == []
+    assert await export_dataset(fresh) == exported
+    [general] = await fresh.benchmarks_by_slugs([GENERAL])
+    assert [read["read_on"] for read in general["history"]] == [
+        read["read_on"] for read in (await store.benchmarks_by_slugs([GENERAL]))[0]["history"]
+    ]
+    assert len(general["history"]) == 3
+    await fresh.close()

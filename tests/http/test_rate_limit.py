@@ -55,3 +55,19 @@ async def test_a_dry_run_prices_the_request_and_runs_none_of_it(
     )
     assert real["data"]["rateLimit"]["remaining"] == CAPACITY - 1 - 12
     assert len(real["data"]["benchmarks"]["nodes"]) == 10
+
+
+async def test_a_fragment_costs_what_each_place_it_is_spread_returns(
+    client: httpx.AsyncClient,
+) -> None:
+    """Spread under `first: 1` and under `first: 100`, a fragment costs 1 and 100 items."""
+    spread = """{ small: benchmarks(first: 1) { ...Page } large: benchmarks(first: 100) { ...Page } }
+        fragment Page on BenchmarkConnection { nodes { slug } }"""
+    inline = """{ small: benchmarks(first: 1) { nodes { slug } }
+        large: benchmarks(first: 100) { nodes { slug } } }"""
+    costs = []
+    for text in (spread, inline):
+        body = (await client.post("/graphql", json={"query": text})).json()
+        assert "errors" not in body, body
+        costs.append(body["extensions"]["cost"]["requestedQueryCost"])
+    assert costs == [(1 + 1) + (1 + 100)] * 2

@@ -143,3 +143,46 @@ def test_scores_over_time_keeps_every_result() -> None:
         ("2024-02-01", "Qwen-14B", 61.0, True),
         (None, "Undated", 10.0, False),
     ]
+
+
+def test_equal_scores_on_the_same_day_keep_the_last_setting_by_name() -> None:
+    """The tie-break after the date is the setting's name, so storage order never decides."""
+    first, second = (
+        entry("Mystery", 50.0, "harness A", "2024-01-01"),
+        entry("Mystery", 50.0, "harness B", "2024-01-01"),
+    )
+    for entries in ([first, second], [second, first]):
+        (row,) = leaderboard(entries, higher_is_better=True, tracked=TRACKED)
+        assert row.entry["setting"] == "harness B"
+    undated = [
+        entry("Mystery", 50.0, "b"),
+        entry("Mystery", 50.0, None),
+        entry("Mystery", 50.0, "a"),
+    ]
+    for entries in (undated, undated[::-1]):
+        (row,) = leaderboard(entries, higher_is_better=True, tracked=TRACKED)
+        assert row.entry["setting"] == "b"
+
+
+def test_a_better_score_wins_over_a_newer_one() -> None:
+    newer_worse = entry("Mystery", 40.0, "z", "2025-01-01")
+    older_better = entry("Mystery", 50.0, "a", "2020-01-01")
+    for entries in ([newer_worse, older_better], [older_better, newer_worse]):
+        (row,) = leaderboard(entries, higher_is_better=True, tracked=TRACKED)
+        assert row.entry["score"] == 50.0
+        (low,) = leaderboard(entries, higher_is_better=False, tracked=TRACKED)
+        assert low.entry["score"] == 40.0
+
+
+def test_ties_are_ordered_by_name_ignoring_case() -> None:
+    assert board(
+        entry("zeta-7B", 70.0),
+        entry("Beta-7B", 70.0),
+        entry("alpha-7B", 70.0),
+        entry("Gamma-7B", 71.0),
+    ) == [
+        (1, "Gamma-7B", 71.0),
+        (2, "alpha-7B", 70.0),
+        (3, "Beta-7B", 70.0),
+        (4, "zeta-7B", 70.0),
+    ]

@@ -19,11 +19,13 @@ import httpx
 from starlette.applications import Starlette
 
 from bench.synthetic import synthetic_almanac
+from editing.importer import seed
 from server.api_keys import ADMIN_KEY_FILE
 from server.app import create_app
 from server.settings import Settings
-from store.queries import Collection
+from store.queries import Collection, Write
 from store.sqlite import SqliteStore
+from tests.conftest import snapshot
 
 ROOT = Path(__file__).parents[2]
 GENERAL = "code-interpreter-benchmark-general"
@@ -193,3 +195,32 @@ async def test_of_two_connections_writing_at_one_revision_exactly_one_wins(
     finally:
         await server.close()
         await cli.close()
+
+
+async def test_a_refused_write_in_a_batch_leaves_nothing_of_itself(data_dir: Path) -> None:
+    """Each write of a batch is whole or not at all: a model whose alias another model holds is
+    refused after its own row and key went in (on SQLite), and takes them back out; a
+    replacement refused so gives back the document it replaced; the writes around them stand.
+    (SQLite's own savepoints: mongomock does not enforce a unique index on an array's items,
+    and on MongoDB each write is one document, atomic.)"""
+    store = SqliteStore(data_dir)
+    await seed(store)
+    [qwen] = await store.models_by_slugs(["qwen-14b"])
+    grabbing = ["impostor", *qwen["keys"]]
+    taken = {**qwen, "slug": "impostor", "name": "Impostor", "revision": 1, "keys": grabbing}
+    fresh = {**qwen, "slug": "newcomer", "name": "Newcomer", "aliases": [], "keys": ["newcomer"]}
+    fresh["revision"] = 1
+    outcomes = await store.write_batch(
+        [Write(Collection.MODELS, taken), Write(Collection.MODELS, fresh)]
+    )
+    assert outcomes == [False, True]
+    assert await store.models_by_slugs(["impostor"]) == []
+    assert await store.models_by_keys(["impostor"]) == []
+    before = await snapshot(store)
+
+    renamed = {**fresh, "name": "Renamed", "keys": ["renamed", *qwen["keys"]], "revision": 2}
+    assert await store.write_batch([Write(Collection.MODELS, renamed, revision=1)]) == [False]
+    assert await snapshot(store) == before
+    [kept] = await store.models_by_keys(["newcomer"])
+    assert kept["name"] == "Newcomer"
+    await store.close()
