@@ -41,5 +41,21 @@ def test_a_parent_sees_its_tracks_and_no_parent() -> None:
 
 def test_a_standalone_benchmark_has_no_family() -> None:
     alone = benchmark("alone")
-    assert family(alone, [alone]) == family(alone, [])
-    assert family(alone, [alone]).tracks == []
+    for relatives in ([alone], [alone, *FAMILY], []):
+        found = family(alone, relatives)
+        assert found.parent is None
+        assert found.tracks == []
+
+
+def test_tracks_come_by_position_then_by_name_ignoring_case() -> None:
+    unplaced = benchmark("suite-zz", name="zz unplaced", parent="suite")
+    lower = benchmark("suite-b", name="beta", parent="suite", track_position=2)
+    upper = benchmark("suite-a", name="Alpha", parent="suite", track_position=2)
+    found = family(PARENT, [GENERAL, lower, PARENT, unplaced, upper, MATH])
+    assert [track["slug"] for track in found.tracks] == [
+        "suite-zz",  # no position: first
+        "suite-math",
+        "suite-a",
+        "suite-b",
+        "suite-general",
+    ]

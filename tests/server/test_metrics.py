@@ -5,6 +5,7 @@ import time
 from typing import Any
 
 import httpx
+from prometheus_client import REGISTRY
 from prometheus_client.parser import text_string_to_metric_families
 
 from server.api_keys import create_key
@@ -92,9 +93,28 @@ async def test_throttles_and_persisted_queries_are_counted(store: Store) -> None
 
 
 async def test_metrics_can_be_turned_off(store: Store) -> None:
+    """No /metrics, and nothing measured: no request counted, no store call timed (read from
+    the process's registry itself, as /metrics is gone)."""
+    watched = [
+        (
+            "almanac_request_seconds_count",
+            {"operation": "BenchmarkPage", "code": "none", "status": "200"},
+        ),
+        ("almanac_store_seconds_count", {"method": "benchmark_with_neighbourhood"}),
+    ]
+
+    def measured() -> list[float | None]:
+        return [REGISTRY.get_sample_value(name, labels) for name, labels in watched]
+
     app = create_app(Settings(metrics=False), store)
-    async with http_client(app) as http:
+    before = measured()
+    # With its life (as served): what it measures would be folded in, at the latest as it ends.
+    async with app.router.lifespan_context(app), http_client(app) as http:
         assert (await http.get("/metrics")).status_code == 404
+        page = {"query": CONTRACT.read_text(encoding="utf-8"), "variables": {"slug": GENERAL}}
+        answered = (await http.post("/graphql", json=page)).json()
+        assert answered["data"]["benchmark"]["slug"] == GENERAL
+    assert measured() == before
     await app.state.services.budgets.close()
 
 
