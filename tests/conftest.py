@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import httpx
 import pytest
@@ -138,6 +138,14 @@ def redis_url() -> Iterator[str]:
         yield url
 
 
+def skip_unless_required(flag: str, reason: str) -> NoReturn:
+    """Skip the test for `reason` (something it needs is not installed), or, where CI sets
+    `flag` (ALMANAC_REQUIRE_...), fail it: there, nothing may be skipped for want of a tool."""
+    if os.environ.get(flag):
+        pytest.fail(f"{reason}, and {flag} is set")
+    pytest.skip(reason)
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -150,10 +158,9 @@ def redis_server(port: int) -> Iterator[str]:
     without it, unless ALMANAC_REQUIRE_REDIS is set (as CI sets it)."""
     server = shutil.which("redis-server")
     if server is None:
-        message = "redis-server is not installed (apt-get install redis-server)"
-        if os.environ.get("ALMANAC_REQUIRE_REDIS"):
-            pytest.fail(message)
-        pytest.skip(message)
+        skip_unless_required(
+            "ALMANAC_REQUIRE_REDIS", "redis-server is not installed (apt-get install redis-server)"
+        )
     arguments = ["--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
     process = subprocess.Popen([server, *arguments], stdout=subprocess.DEVNULL)
     try:
