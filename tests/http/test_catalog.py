@@ -133,3 +133,49 @@ async def test_names_are_ordered_ignoring_case(admin: GraphQLClient) -> None:
     )
     names = await slugs(admin, order="NAME")
     assert names.index("deepsearchqa") < names.index("lowercase-bench") < names.index("mcp-atlas")
+
+
+CREATE = """mutation($slug: String!, $input: BenchmarkInput!) {
+  createBenchmark(slug: $slug, input: $input) { slug } }"""
+
+
+def new_benchmark(name: str, **fields: object) -> dict[str, object]:
+    return {
+        "name": name,
+        "metric": {"name": "Accuracy", "unit": "PERCENT"},
+        "category": "tool-use",
+        **fields,
+    }
+
+
+async def test_benchmarks_no_longer_in_use_come_last_by_prominence(admin: GraphQLClient) -> None:
+    for status in ("RETIRED", "SATURATED"):
+        fields = new_benchmark(f"Aaa {status.lower()}", status=status, prominence=9)
+        await admin.data(CREATE, slug=f"aaa-{status.lower()}", input=fields)
+    order = await slugs(admin)
+    assert order[:-2] == SIBLINGS_BY_PROMINENCE + FAMILY_BY_NAME
+    assert set(order[-2:]) == {"aaa-retired", "aaa-saturated"}
+
+
+async def test_newest_release_first_unknown_last(admin: GraphQLClient) -> None:
+    months = {"b-2023-11": "2023-11", "c-2024-03": "2024-03", "d-2024-11": "2024-11"}
+    for slug, month in months.items():
+        await admin.data(CREATE, slug=slug, input=new_benchmark(slug.upper(), releasedOn=month))
+    unknown = sorted(SIBLINGS_BY_PROMINENCE, key=lambda slug: NAMES[slug].casefold())
+    assert await slugs(admin, order="NEWEST_RELEASE") == [
+        "d-2024-11",
+        "c-2024-03",
+        "b-2023-11",
+        *FAMILY_BY_NAME,  # 2023-09, by name
+        *unknown,  # no release month known: last, by name
+    ]
+
+
+NAMES = {
+    "automationbench": "AutomationBench",
+    "mcp-atlas": "MCP Atlas",
+    "bfcl-v4": "BFCL V4",
+    "tau3-bench-banking": "τ³-bench Banking",
+    "toolathlon-verified": "Toolathlon-Verified",
+    "deepsearchqa": "DeepSearchQA",
+}

@@ -116,3 +116,28 @@ def test_a_tracked_model_is_the_same_row_under_any_of_its_names() -> None:
     ]
     assert len(results_ever_recorded(history, tracked)) == 1
     assert len(results_ever_recorded(history, {})) == 2  # untracked, they are two names
+
+
+def test_a_read_differing_in_any_value_of_a_row_is_not_the_same_read() -> None:
+    """Every value a row keeps counts, a missing one unlike any given one."""
+    base = {**entry("A", 1), "source": "Paper", "note": "as printed"}
+    for field in ("setting", "source", "published_on", "note"):
+        for before, after in ((None, "XXXX"), ("XXXX", None), ("first", "second")):
+            one, other = {**base, field: before}, {**base, field: after}
+            assert not same_entries([one], [other]), (field, before, after)  # type: ignore[list-item]
+
+
+def test_a_missing_setting_is_no_setting_named_like_a_placeholder() -> None:
+    changes = read_changes([entry("A", 1, setting=None)], [entry("A", 1, setting="XXXX")], {})
+    assert len(changes.added) == len(changes.removed) == 1
+
+
+def test_a_result_published_again_on_another_day_is_another_result() -> None:
+    history = [
+        read("2026-01-02", entry("A", 50, on="2026-01-01")),
+        read("2026-01-03", entry("A", 50, on="2026-01-02")),
+    ]
+    assert [e["published_on"] for e in results_ever_recorded(history, {})] == [
+        "2026-01-01",
+        "2026-01-02",
+    ]

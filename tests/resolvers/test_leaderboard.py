@@ -5,6 +5,7 @@ from resolvers.leaderboard import (
     leader,
     leaderboard,
     scores_over_time,
+    standing,
     strongest_model_tested,
     tracked_leader,
     tracked_model_count,
@@ -186,3 +187,45 @@ def test_ties_are_ordered_by_name_ignoring_case() -> None:
         (3, "Beta-7B", 70.0),
         (4, "zeta-7B", 70.0),
     ]
+
+
+def test_a_tracked_model_and_an_untracked_name_are_never_one_row() -> None:
+    """A tracked model's slug may read like another model's name: each keeps its own row."""
+    acme = model("Acme Mystery")
+    acme["slug"] = "mystery"
+    tracked = index_by_key([acme])
+    rows = leaderboard(
+        [entry("Acme Mystery", 60.0), entry("Mystery", 50.0)],
+        higher_is_better=True,
+        tracked=tracked,
+    )
+    assert [(row.model_name, row.tracked) for row in rows] == [
+        ("Acme Mystery", True),
+        ("Mystery", False),
+    ]
+
+
+def test_a_missing_setting_loses_a_tie_to_any_named_one() -> None:
+    named, unnamed = entry("Mystery", 50.0, "A"), entry("Mystery", 50.0, None)
+    for entries in ([named, unnamed], [unnamed, named]):
+        (row,) = leaderboard(entries, higher_is_better=True, tracked=TRACKED)
+        assert row.entry["setting"] == "A"
+
+
+def test_a_model_absent_from_the_leaderboard_has_no_standing() -> None:
+    rows = leaderboard([entry("Qwen-14B", 60.0)], higher_is_better=True, tracked=TRACKED)
+    assert standing(rows, "chatglm3-6b") is None
+    found = standing(rows, "qwen-14b")
+    assert found is not None and found.leads and found.leads_tracked_models
+
+
+def test_the_strongest_model_tested_is_the_best_ranked_whatever_the_order() -> None:
+    strong, weak = model("Strong", rank=3), model("Weak", rank=40)
+    for models in ([strong, weak], [weak, strong]):
+        tracked = index_by_key(models)
+        rows = leaderboard(
+            [entry(m["name"], 50.0 + i) for i, m in enumerate(models)],
+            higher_is_better=True,
+            tracked=tracked,
+        )
+        assert strongest_model_tested(rows) is strong
