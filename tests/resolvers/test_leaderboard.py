@@ -216,7 +216,8 @@ def test_a_model_absent_from_the_leaderboard_has_no_standing() -> None:
     rows = leaderboard([entry("Qwen-14B", 60.0)], higher_is_better=True, tracked=TRACKED)
     assert standing(rows, "chatglm3-6b") is None
     found = standing(rows, "qwen-14b")
-    assert found is not None and found.leads and found.leads_tracked_models
+    assert found is not None
+    assert (found.leads, found.leads_tracked_models) == (True, True)
 
 
 def test_the_strongest_model_tested_is_the_best_ranked_whatever_the_order() -> None:
