@@ -24,14 +24,10 @@ def model_identity(name: str, tracked: TrackedModels) -> str:
     return f"model:{model['slug']}" if model is not None else f"name:{model_key(name)}"
 
 
-def entry_identity(entry: Any, tracked: TrackedModels) -> EntryIdentity:
-    """A row's identity (a stored row, or one sent to the API)."""
-    name, setting = (
-        (entry["model_name"], entry["setting"])
-        if isinstance(entry, dict)
-        else (entry.model_name, entry.setting)
-    )
-    return model_identity(name, tracked), (setting or "").strip().casefold()
+def entry_identity(entry: EntryDoc, tracked: TrackedModels) -> EntryIdentity:
+    """A row's identity (a stored row, or one sent to the API as the row it makes)."""
+    setting = entry["setting"] or ""
+    return model_identity(entry["model_name"], tracked), setting.strip().casefold()
 
 
 def result_identity(entry: EntryDoc, tracked: TrackedModels) -> ResultIdentity:
