@@ -147,3 +147,49 @@ def test_mutations_cost_more_for_their_write() -> None:
 
 def test_introspection_is_free() -> None:
     assert cost("{ __schema { types { name fields { name } } } __typename }") == 0
+
+
+def test_an_operation_the_schema_has_no_root_for_costs_nothing_here() -> None:
+    assert cost("subscription { benchmarks { totalCount } }") == 0  # refused by validation
+
+
+def test_an_object_selected_without_fields_costs_its_weight() -> None:
+    assert cost('{ benchmark(slug: "x") }') == 1  # refused by validation, at this price
+
+
+def test_inline_fragments_add_to_what_is_around_them() -> None:
+    plain = '{ benchmark(slug: "x") { metric { name } leaderboard { score } } }'
+    untyped = '{ benchmark(slug: "x") { metric { name } ... { leaderboard { score } } } }'
+    typed = (
+        '{ benchmark(slug: "x") { metric { name } ... on Benchmark { leaderboard { score } } } }'
+    )
+    assert cost(plain) == cost(untyped) == cost(typed) == 1 + 1 + LEADERBOARD
+
+
+def test_a_fragment_is_priced_on_its_own_type_where_it_is_spread() -> None:
+    text = '{ node(id: "x") { ...B } } fragment B on Benchmark { leaderboard { score } }'
+    assert cost(text) == 1 + LEADERBOARD
+    assert cost("{ ...Missing }") == 0  # refused by validation
+
+
+def test_the_slicing_argument_is_found_among_the_others() -> None:
+    assert cost("{ benchmarks(orderBy: NAME, after: null, first: 7) { nodes { name } } }") == 8
+
+
+def test_a_variable_sent_without_a_value_leaves_the_schemas_default() -> None:
+    text = "query($n: Int) { benchmarks(first: $n) { nodes { name } } }"
+    assert cost(text) == 1 + 20
+
+
+def test_a_slice_of_nothing_is_allowed() -> None:
+    assert cost("{ benchmarks(first: 0) { nodes { name } } }") == 1
+
+
+def test_a_list_the_sdl_leaves_unbounded_is_named_as_a_schema_error() -> None:
+    unbounded = build_schema(schema.as_str().replace("@listSize(assumedSize: 500)", ""))
+    with pytest.raises(ValueError, match=r"^Query\.categories is a list without @listSize$"):
+        query_cost(unbounded, parse("{ categories { slug } }"), None, {}, LIST_SIZES)
+
+
+def test_a_document_with_type_definitions_is_priced_on_its_operation() -> None:
+    assert cost("{ categories { slug } } type Extra { a: Int }") == CATEGORIES  # then refused
