@@ -4,7 +4,7 @@ passes everything else through. Observers compose by wrapping one observed store
 the store wrapped, and its class, are left as they are."""
 
 from collections.abc import Callable
-from contextlib import AbstractContextManager
+from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from typing import Any
 
 from store import (
@@ -21,6 +21,7 @@ from store import (
     Neighbourhood,
     NeighbourhoodRequest,
     Order,
+    SeedState,
     SiteFiguresDoc,
     Store,
     TrackedRankDoc,
@@ -182,6 +183,17 @@ class ObservedStore(Store):
     async def is_empty(self) -> bool:
         with self.observe("is_empty"):
             return await self.inner.is_empty()
+
+    async def seed_state(self) -> SeedState:
+        with self.observe("seed_state"):
+            return await self.inner.seed_state()
+
+    async def mark_seed(self, finished: bool) -> None:
+        with self.observe("mark_seed"):
+            await self.inner.mark_seed(finished)
+
+    def seed_lock(self) -> AbstractAsyncContextManager[None]:
+        return self.inner.seed_lock()  # held for a whole seed: not one call to watch
 
     async def dump(self) -> dict[str, list[Any]]:
         with self.observe("dump"):
