@@ -4,7 +4,13 @@ revisions, and the file format and bulk import.
 Other packages import from here, never from the modules inside (import-linter checks it)."""
 
 from editing.changes import Stamp
-from editing.dataset import dataset_lines, export_dataset, read_dataset
+from editing.dataset import (
+    dataset_lines,
+    export_dataset,
+    exported_lines,
+    read_dataset,
+    write_export,
+)
 from editing.editor import Editor
 from editing.errors import InvalidInput, Problem
 from editing.importer import ImportSummary, ensure_seeded, import_dataset, item_count, seed
@@ -43,9 +49,11 @@ __all__ = [
     "dataset_lines",
     "ensure_seeded",
     "export_dataset",
+    "exported_lines",
     "import_dataset",
     "item_count",
     "parse",
     "read_dataset",
     "seed",
+    "write_export",
 ]

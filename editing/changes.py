@@ -317,6 +317,7 @@ def _entry_problems(
                     ("entries", index),
                     f"repeats row {first_row[identity]}: one row per model and setting "
                     f"({entry['model_name']!r}, setting {entry['setting']!r})",
+                    refers_to=("entries", first_row[identity]),
                 )
             )
         first_row.setdefault(identity, index)

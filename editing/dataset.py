@@ -8,9 +8,10 @@ benchmark and `read_on` date form one read. The README documents both.
 import csv
 import io
 import json
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TextIO
 
 from editing.errors import InvalidInput, Problem
 from editing.inputs import (
@@ -22,10 +23,12 @@ from editing.inputs import (
     ReadFields,
     SourceFields,
 )
-from store import BenchmarkDoc, ModelDoc, Store
+from store import BenchmarkDoc, Collection, ModelDoc, Store
 
 FORMAT = "benchmark-almanac/1"
 SECTIONS = ("provenance", "site", "labs", "categories", "models", "benchmarks")
+ITEMS = ("labs", "categories", "models", "benchmarks")
+"""The sections that hold items, in the order an import takes them."""
 CSV_COLUMNS = (
     "benchmark",
     "read_on",
@@ -52,20 +55,184 @@ Dataset = dict[str, Any]
 """A file's content as parsed: each section is checked item by item when imported."""
 
 
-def read_dataset(path: Path) -> Dataset:
-    """The dataset in a `.json`, `.ndjson` or `.csv` file; `InvalidInput` if its shape is wrong."""
-    text = path.read_text(encoding="utf-8-sig")
-    if path.suffix.lower() == ".csv":
-        return dataset_from_csv(text)
+@dataclass(frozen=True)
+class Item:
+    """One item of a file's section, and the line of the file it is on (where known)."""
+
+    index: int
+    value: Any
+    line: int | None = None
+
+
+class Source(Protocol):
+    """What an import reads: the file's head (format, provenance, site figures) and its items,
+    section by section, as many times as it asks."""
+
+    @property
+    def head(self) -> Dataset: ...
+
+    def items(self, section: str, *, tracks: bool | None = None) -> Iterator[Item]:
+        """The section's items in the file's order; for benchmarks, only the tracks (True) or
+        only the others (False), if asked."""
+        ...
+
+    def count(self) -> int:
+        """How many items the file holds."""
+        ...
+
+
+@dataclass(frozen=True)
+class WholeDataset:
+    """A dataset held whole (a JSON or CSV file, or one made in code)."""
+
+    dataset: Dataset
+
+    @property
+    def head(self) -> Dataset:
+        return {key: value for key, value in self.dataset.items() if key not in ITEMS}
+
+    def items(self, section: str, *, tracks: bool | None = None) -> Iterator[Item]:
+        for index, value in enumerate(self.dataset.get(section, [])):
+            if tracks is None or _is_track(value) == tracks:
+                yield Item(index, value)
+
+    def count(self) -> int:
+        return sum(len(self.dataset.get(section, [])) for section in ITEMS)
+
+
+# What a line of an NDJSON file holds, a bit each: a file is indexed by a byte a line.
+KINDS = {"labs": 1, "categories": 2, "models": 4, "benchmarks": 8}
+TRACK_KIND = 16
+
+
+@dataclass
+class NdjsonFile:
+    """An NDJSON file, read a line at a time: each pass over a section reads the file again,
+    and parses only the lines that hold it. Memory holds one line, the head, and a byte a
+    line, whatever the file's size."""
+
+    path: Path
+    head: Dataset
+    kinds: bytearray
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def checked(cls, path: Path) -> "NdjsonFile":
+        """The file, every line checked first (UTF-8, JSON, an object of known sections), so
+        that a bad line is refused before anything is written."""
+        head: Dataset = {}
+        kinds = bytearray()
+        counts = dict.fromkeys(ITEMS, 0)
+        with path.open("rb") as file:
+            for number, raw in enumerate(file, start=1):
+                part = _line(raw, number)
+                kind = 0
+                for key, value in (part or {}).items():
+                    if key in ITEMS and isinstance(value, list):
+                        counts[key] += len(value)
+                        kind |= KINDS[key]
+                        if key == "benchmarks" and any(_is_track(item) for item in value):
+                            kind |= TRACK_KIND
+                    else:
+                        head[key] = value
+                kinds.append(kind)
+        checked_dataset({**head, **{section: [] for section in ITEMS if counts[section]}})
+        return cls(path, head, kinds, counts)
+
+    def items(self, section: str, *, tracks: bool | None = None) -> Iterator[Item]:
+        wanted = TRACK_KIND if tracks else KINDS[section]
+        index = 0
+        with self.path.open("rb") as file:
+            for number, (raw, kind) in enumerate(zip(file, self.kinds, strict=True), start=1):
+                if not kind & wanted:
+                    continue
+                for value in (_line(raw, number) or {}).get(section, []):
+                    if tracks is None or _is_track(value) == tracks:
+                        yield Item(index, value, number)
+                    index += 1
+
+    def count(self) -> int:
+        return sum(self.counts.values())
+
+
+def read_dataset(path: Path) -> Source:
+    """What a `.json`, `.ndjson` or `.csv` file holds; `InvalidInput` if it cannot be read (not
+    UTF-8, not JSON, nested too deeply) or its shape is wrong, naming the line. An NDJSON file is
+    read a line at a time; the others whole."""
     if path.suffix.lower() == ".ndjson":
-        return dataset_from_lines(text)
+        return NdjsonFile.checked(path)
+    data = path.read_bytes()
     try:
-        data = json.loads(text)
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise InvalidInput.at(("file",), f"not UTF-8 text (line {line})") from error
+    if path.suffix.lower() == ".csv":
+        return WholeDataset(dataset_from_csv(text))
+    try:
+        document = json.loads(text)
     except json.JSONDecodeError as error:
         raise InvalidInput.at(
             ("file",), f"not valid JSON (line {error.lineno}, column {error.colno}): {error.msg}"
         ) from error
-    return checked_dataset(data)
+    except RecursionError as error:
+        raise InvalidInput.at(("file",), _too_deep(text, 1)) from error
+    return WholeDataset(checked_dataset(document))
+
+
+MAX_NESTING = 100
+"""How deep a file's JSON is said to nest when Python's reader gives up (the format needs 5)."""
+
+
+def _line(raw: bytes, number: int) -> dict[str, Any] | None:
+    """An NDJSON line's object (None for a blank line), or why it is not one."""
+    try:
+        text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+    except UnicodeDecodeError as error:
+        raise InvalidInput.at(
+            ("line", number), f"not UTF-8 text (byte {error.start + 1} of the line)"
+        ) from error
+    if not text.strip():
+        return None
+    try:
+        part = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InvalidInput.at(("line", number), f"not valid JSON: {error.msg}") from error
+    except RecursionError as error:
+        raise InvalidInput.at(("line", number), _too_deep(text, None)) from error
+    if not isinstance(part, dict):
+        raise InvalidInput.at(("line", number), "expected a JSON object")
+    return part
+
+
+def _too_deep(text: str, line: int | None) -> str:
+    """That JSON nests deeper than `MAX_NESTING`, and where (outside strings): the line of
+    `text` (which starts on `line`) where it does, unless None."""
+    depth, in_string, escaped = 0, False, False
+    for char in text:
+        if in_string:
+            in_string = escaped or char != '"'
+            escaped = not escaped and char == "\\"
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > MAX_NESTING:
+                break
+        elif char in "]}":
+            depth -= 1
+        if char == "\n" and line is not None:
+            line += 1
+    where = "" if line is None else f"from line {line}; "
+    return f"nests more than {MAX_NESTING} levels deep ({where}the format needs 5)"
+
+
+def _is_track(item: Any) -> bool:
+    return isinstance(item, dict) and item.get("parent") is not None
+
+
+def as_source(data: Dataset | Source) -> Source:
+    return WholeDataset(data) if isinstance(data, dict) else data
 
 
 def checked_dataset(data: Any) -> Dataset:
@@ -134,7 +301,7 @@ def dataset_lines(dataset: Dataset) -> Iterator[Dataset]:
     """The dataset as NDJSON's lines, each a dataset of its own: the format, provenance and site
     figures first, then one line per lab, category, model and benchmark, in the file's order."""
     yield {key: dataset[key] for key in ("format", "provenance", "site") if key in dataset}
-    for section in ("labs", "categories", "models", "benchmarks"):
+    for section in ITEMS:
         for item in dataset.get(section, []):
             yield {section: [item]}
 
@@ -152,28 +319,84 @@ def dataset_from_lines(text: str) -> Dataset:
         if not isinstance(part, dict):
             raise InvalidInput.at(("line", number), "expected a JSON object")
         for key, value in part.items():
-            if key in ("labs", "categories", "models", "benchmarks") and isinstance(value, list):
+            if key in ITEMS and isinstance(value, list):
                 merged.setdefault(key, []).extend(value)
             else:
                 merged[key] = value
     return checked_dataset(merged)
 
 
-async def export_dataset(store: Store) -> Dataset:
-    """Everything stored, in the import format: importing it into an empty store gives it back."""
-    benchmarks = sorted(
-        await store.benchmarks(), key=lambda b: (b["parent"] is not None, b["slug"])
-    )
-    models = sorted(await store.models(), key=lambda model: model["slug"])
-    return {
+EXPORT_BATCH = 4
+"""Documents an export reads from the store at a time: a benchmark with its history is some
+tens of kilobytes (some hundreds as Python objects), so a batch is a megabyte or two, whatever
+the almanac's size, and 30 exports streaming at once hold some 50 MB."""
+
+
+async def exported_lines(store: Store) -> AsyncIterator[Dataset]:
+    """Everything stored, in the import format, as NDJSON's lines (what `dataset_lines` makes of
+    a whole dataset), read from the store a batch at a time as they are taken: labs,
+    categories, models by slug, then benchmarks, parents before tracks. Importing them into an
+    empty store gives it back."""
+    yield {
         "format": FORMAT,
         "provenance": await store.provenance(),
         "site": await store.site_figures(),
-        "labs": await store.labs(),
-        "categories": await store.known_categories(),
-        "models": [_exported_model(model) for model in models],
-        "benchmarks": [_exported_benchmark(benchmark) for benchmark in benchmarks],
     }
+    exported: dict[Collection, Callable[[Any], dict[str, Any]]] = {
+        Collection.LABS: dict,
+        Collection.CATEGORIES: dict,
+        Collection.MODELS: _exported_model,
+        Collection.BENCHMARKS: _exported_benchmark,
+    }
+    for collection, export in exported.items():
+        async for batch in store.documents_in_batches(collection, EXPORT_BATCH):
+            for doc in batch:
+                yield {collection.value: [export(doc)]}
+
+
+async def write_export(store: Store, out: TextIO, *, ndjson: bool) -> int:
+    """Everything stored, written to `out` as it is read: NDJSON (one item a line), or one
+    JSON document (each item on a line of its own). The number of benchmarks written."""
+    benchmarks, opened, first = 0, 0, True
+    head = True
+
+    def open_through(last: int) -> None:
+        """Close the open section and open each up to `last`: a section with no item is []."""
+        nonlocal opened, first
+        while opened <= last:
+            out.write(("\n]" if opened else "") + f',\n"{ITEMS[opened]}": [')
+            opened, first = opened + 1, True
+
+    async for line in exported_lines(store):
+        if ndjson:
+            out.write(json.dumps(line, ensure_ascii=False) + "\n")
+        elif head:  # format, provenance and site figures: the document's first fields
+            out.write(json.dumps(line, ensure_ascii=False)[:-1])
+        else:
+            [(section, items)] = line.items()
+            open_through(ITEMS.index(section))
+            for item in items:
+                out.write(("\n" if first else ",\n") + json.dumps(item, ensure_ascii=False))
+                first = False
+        head = False
+        benchmarks += len(line.get("benchmarks", []))
+    if not ndjson:
+        open_through(len(ITEMS) - 1)
+        out.write("\n]}\n")
+    return benchmarks
+
+
+async def export_dataset(store: Store) -> Dataset:
+    """Everything stored, in the import format, as one dataset held whole (for small almanacs
+    and checks; the export and `almanac export` write `exported_lines` as they come)."""
+    dataset: Dataset = {section: [] for section in ITEMS}
+    async for line in exported_lines(store):
+        for key, value in line.items():
+            if key in dataset:
+                dataset[key].extend(value)
+            else:
+                dataset[key] = value
+    return {key: dataset[key] for key in ("format", *SECTIONS)}
 
 
 # The file holds what the write side takes (editing.inputs), field for field: its format is

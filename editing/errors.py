@@ -14,6 +14,9 @@ Location = tuple[str | int, ...]
 class Problem:
     location: Location
     message: str
+    refers_to: Location | None = None
+    """Another place the message names (the row a repeated row repeats), for a reader that
+    names places otherwise (an import names a CSV file's lines)."""
 
 
 def dotted(location: Location) -> str:
@@ -43,7 +46,16 @@ class InvalidInput(EditError):
 
     def within(self, prefix: Location) -> "InvalidInput":
         """The same problems, located inside a larger input."""
-        return InvalidInput([Problem((*prefix, *p.location), p.message) for p in self.problems])
+        return InvalidInput(
+            [
+                Problem(
+                    (*prefix, *p.location),
+                    p.message,
+                    None if p.refers_to is None else (*prefix, *p.refers_to),
+                )
+                for p in self.problems
+            ]
+        )
 
     def extensions(self) -> dict[str, Any]:
         return {

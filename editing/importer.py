@@ -8,15 +8,15 @@ benchmark either fully updated or untouched. Reads already in a benchmark's hist
 recognised, so running the same import again finishes the job without duplicates.
 """
 
-from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
+from itertools import islice
 from typing import Any, Literal
 
 from editing.changes import Stamp
-from editing.dataset import CSV_LINES, Dataset
+from editing.dataset import CSV_LINES, Dataset, Item, Source, as_source
 from editing.editor import Editor
 from editing.errors import EditError, InvalidInput, Problem, dotted
 from editing.inputs import (
@@ -79,14 +79,14 @@ class ImportSummary:
         return [outcome for outcome in self.outcomes if outcome.result == "rejected"]
 
 
-def item_count(dataset: Dataset) -> int:
-    sections = ("labs", "categories", "models", "benchmarks")
-    return sum(len(dataset.get(section, [])) for section in sections) + 1
+def item_count(dataset: Dataset | Source) -> int:
+    """The steps an import takes: one an item, and one for the site figures and provenance."""
+    return as_source(dataset).count() + 1
 
 
 async def import_dataset(
     store: Store,
-    dataset: Dataset,
+    dataset: Dataset | Source,
     stamp: Stamp,
     *,
     dry_run: bool = False,
@@ -95,12 +95,14 @@ async def import_dataset(
 ) -> ImportSummary:
     """Import `dataset` item by item; `advance` is called after each (for a progress bar).
 
-    With `allow_removals`, every read may leave out rows of the current leaderboard.
+    Benchmarks are taken `BATCH_SIZE` at a time (parents first, then tracks), each batch's
+    stored documents read in one go and written in one transaction, then let go: what the
+    import holds does not grow with the file. With `allow_removals`, every read may leave out
+    rows of the current leaderboard.
     """
+    source = as_source(dataset)
     summary = ImportSummary()
-    items = [item for item in dataset.get("benchmarks", []) if isinstance(item, dict)]
-    slugs = [item["slug"] for item in items if isinstance(item.get("slug"), str)]
-    workspace = await ImportWorkspace.of(store, slugs, dry_run)
+    workspace = await ImportWorkspace.of(store, dry_run)
     stored_before = set(workspace.parents)  # the benchmarks there were before this import
     editor = Editor(store, by=stamp.by, clock=lambda: stamp.at, workspace=workspace)
     today = stamp.at.date()
@@ -114,8 +116,8 @@ async def import_dataset(
         summary.outcomes.append(Outcome(collection.value, entry.slug, result))
 
     for collection in (Collection.LABS, Collection.CATEGORIES):
-        for index, item in enumerate(dataset.get(collection.value, [])):
-            await _each(summary, collection.value, index, item, partial(registry, collection))
+        for item in source.items(collection.value):
+            await _each(summary, collection.value, item, partial(registry, collection))
             advance()
 
     async def model(item: Any) -> None:
@@ -126,11 +128,11 @@ async def import_dataset(
             raise _moved_on(moved.slug) from moved
         summary.outcomes.append(Outcome("models", slug, result))
 
-    for index, item in enumerate(dataset.get("models", [])):
-        await _each(summary, "models", index, item, model)
+    for item in source.items("models"):
+        await _each(summary, "models", item, model)
         advance()
 
-    occurrences = Counter(slugs)
+    imported: set[str] = set()  # the slugs of the benchmarks this import names
     pending: dict[str, Outcome] = {}
 
     async def benchmark(item: Any) -> None:
@@ -139,7 +141,8 @@ async def import_dataset(
         if not isinstance(raw_reads, list):
             raise InvalidInput.at(("reads",), "expected a list of reads")
         slug, fields = _split(item, BenchmarkFields, stamp)
-        reads = []
+        imported.add(slug)
+        reads, problems = [], []
         for position, raw_read in enumerate(raw_reads):
             raw = dict(raw_read) if isinstance(raw_read, dict) else raw_read
             if isinstance(raw, dict):
@@ -148,8 +151,10 @@ async def import_dataset(
                     raw.setdefault("allow_removals", True)
             try:
                 reads.append(parse(ReadFields, raw, today=today))
-            except InvalidInput as error:
-                raise _by_line(error.within(("reads", position)), raw_reads) from error
+            except InvalidInput as error:  # every read checked: each bad row is reported
+                problems += error.within(("reads", position)).problems
+        if problems:
+            raise _by_line(InvalidInput(problems), raw_reads)
         before: BenchmarkDoc | None = await workspace.load(Collection.BENCHMARKS, slug)
         try:
             after, result = await editor.put_benchmark(slug, fields, reads)
@@ -162,49 +167,54 @@ async def import_dataset(
             summary.outcomes.append(outcome)
         else:
             pending[slug] = outcome
-        occurrences[slug] -= 1
-        if not occurrences[slug]:
-            workspace.forget(slug)
-        if len(workspace.pending) >= BATCH_SIZE:
-            await flush()
 
     async def flush() -> None:
         for slug, written in await workspace.flush():
             outcome = pending.pop(slug)
             refused = Outcome("benchmarks", slug, "rejected", _reason(_moved_on(slug)))
             summary.outcomes.append(outcome if written else refused)
+        workspace.forget_benchmarks()
 
-    tracks_last = sorted(
-        enumerate(dataset.get("benchmarks", [])),
-        key=lambda pair: isinstance(pair[1], dict) and pair[1].get("parent") is not None,
-    )
-    for index, item in tracks_last:
-        await _each(summary, "benchmarks", index, item, benchmark)
-        advance()
-    await flush()
+    for tracks in (False, True):  # a track after its parent
+        for batch in batched(source.items("benchmarks", tracks=tracks), BATCH_SIZE):
+            await workspace.fetch([item.value.get("slug") for item in batch])
+            for item in batch:
+                await _each(summary, "benchmarks", item, benchmark)
+                advance()
+            await flush()
 
-    await _each(summary, "site", 0, dataset, lambda data: _site(editor, data, summary))
+    site = Item(0, source.head)
+    await _each(summary, "site", site, lambda data: _site(editor, data, summary))
     # Benchmarks written by this import placed the models already; those it left alone may
     # name a model it created or changed.
-    imported = set(occurrences)
     if workspace.renamed and not dry_run and stored_before - imported:
         await rank_tracked_models(store, list(workspace.renamed), skip=imported)
     advance()
     return summary
 
 
+def batched(items: Iterable[Item], size: int) -> Iterator[list[Item]]:
+    """`items`, `size` at a time (itertools.batched, from Python 3.12)."""
+    them = iter(items)
+    while batch := list(islice(them, size)):
+        yield batch
+
+
 async def _each(
-    summary: ImportSummary, section: str, index: int, item: Any, apply: Callable[[Any], Any]
+    summary: ImportSummary, section: str, item: Item, apply: Callable[[Any], Any]
 ) -> None:
-    """Apply one item, turning a refusal into a rejected outcome with its reasons."""
-    key = item.get("slug") if isinstance(item, dict) and section != "site" else None
+    """Apply one item, turning a refusal into a rejected outcome with its reasons (and the
+    file's line, where known)."""
+    value = item.value
+    key = value.get("slug") if isinstance(value, dict) and section != "site" else None
     try:
-        if not isinstance(item, dict):
+        if not isinstance(value, dict):
             raise InvalidInput.at((), "expected an object")
-        await apply(item)
+        await apply(value)
     except EditError as error:
+        reason = _reason(error) if item.line is None else f"line {item.line}: {_reason(error)}"
         summary.outcomes.append(
-            Outcome(section, str(key or f"{section}[{index}]"), "rejected", _reason(error))
+            Outcome(section, str(key or f"{section}[{item.index}]"), "rejected", reason)
         )
 
 
@@ -277,19 +287,31 @@ def _moved_on(slug: str) -> InvalidInput:
 
 
 def _by_line(error: InvalidInput, raw_reads: list[Any]) -> InvalidInput:
-    """The problems inside reads, each row named by its CSV line where the read came from a CSV
-    file (`reads[0].entries[3].score` becomes `line[5].score`)."""
+    """The problems inside reads, each named by its CSV line where the read came from a CSV
+    file: a row's (`reads[0].entries[3].score` becomes `line[5].score`; a repeated row names
+    the line it repeats), and a read's own by its first row's (`reads[0].read_on` becomes
+    `line[2].read_on`)."""
     problems = []
     for problem in error.problems:
-        where = problem.location
-        if len(where) >= 4 and where[0] == "reads" and where[2] == "entries":
-            read, row = where[1], where[3]
-            raw = raw_reads[read] if isinstance(read, int) and read < len(raw_reads) else None
-            lines = raw.get(CSV_LINES) if isinstance(raw, dict) else None
-            if lines is not None and isinstance(row, int):
+        where, message = problem.location, problem.message
+        lines = _csv_lines(raw_reads, where[1]) if len(where) >= 2 and where[0] == "reads" else None
+        if lines is not None and len(where) >= 4 and where[2] == "entries":
+            row = where[3]
+            if isinstance(row, int) and row < len(lines):
                 where = ("line", lines[row], *where[4:])
-        problems.append(Problem(where, problem.message))
+                if problem.refers_to is not None and isinstance(problem.refers_to[-1], int):
+                    first = problem.refers_to[-1]
+                    message = message.replace(f"row {first}", f"line {lines[first]}", 1)
+        elif lines:
+            where = ("line", lines[0], *where[2:])
+        problems.append(Problem(where, message))
     return InvalidInput(problems)
+
+
+def _csv_lines(raw_reads: list[Any], read: Any) -> list[int] | None:
+    raw = raw_reads[read] if isinstance(read, int) and read < len(raw_reads) else None
+    lines = raw.get(CSV_LINES) if isinstance(raw, dict) else None
+    return lines if isinstance(lines, list) else None
 
 
 def _reason(error: EditError) -> str:

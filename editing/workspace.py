@@ -126,8 +126,9 @@ class ImportWorkspace:
     tracked_models: TrackedModels | None = None  # the tracked models by key, until one changes
 
     @classmethod
-    async def of(cls, store: Store, benchmarks: list[str], dry_run: bool) -> "ImportWorkspace":
-        """The store's catalog (labs, categories, parents) and models, and these benchmarks."""
+    async def of(cls, store: Store, dry_run: bool) -> "ImportWorkspace":
+        """The store's catalog (labs, categories, parents) and models; benchmarks are fetched
+        a batch at a time (`fetch`)."""
         catalog = await LiveWorkspace(store).catalog()
         return cls(
             store=store,
@@ -135,9 +136,17 @@ class ImportWorkspace:
             labs=dict(catalog.labs),
             known_categories=dict(catalog.categories),
             models={model["slug"]: model for model in await store.models()},
-            benchmarks={doc["slug"]: doc for doc in await store.benchmarks_by_slugs(benchmarks)},
+            benchmarks={},
             parents=dict(catalog.parents),
         )
+
+    async def fetch(self, slugs: list[Any]) -> None:
+        """Read the stored benchmarks among `slugs` not held yet (one round trip)."""
+        wanted = [slug for slug in set(slugs) if isinstance(slug, str)]
+        missing = [slug for slug in wanted if slug not in self.benchmarks]
+        if missing:
+            for doc in await self.store.benchmarks_by_slugs(missing):
+                self.benchmarks[doc["slug"]] = doc
 
     async def catalog(self) -> Catalog:
         return Catalog(labs=self.labs, categories=self.known_categories, parents=self.parents)
@@ -174,10 +183,10 @@ class ImportWorkspace:
     async def models_renamed(self, keys: list[str]) -> None:
         self.renamed.update(keys)
 
-    def forget(self, slug: str) -> None:
-        """Let a benchmark the import is done with go: thousands of whole documents held to
-        the end would make every garbage collection longer as the import goes on."""
-        self.benchmarks.pop(slug, None)
+    def forget_benchmarks(self) -> None:
+        """Let the benchmarks of a batch written go: what the import holds does not grow with
+        the file (a benchmark named again later is read again, as written)."""
+        self.benchmarks.clear()
 
     async def flush(self) -> list[tuple[str, bool]]:
         """Write the gathered benchmarks: each one's slug, and whether it was written (False:
@@ -188,8 +197,36 @@ class ImportWorkspace:
         landed = [
             (write.doc["slug"], done) for write, done in zip(self.pending, written, strict=True)
         ]
+        await self._placed_again(
+            [w.doc for w, done in zip(self.pending, written, strict=True) if done]
+        )
         self.pending.clear()
         return landed
+
+    async def _placed_again(self, docs: list[BenchmarkDoc]) -> None:
+        """The written benchmarks' tracked models placed again if the models their rows name
+        changed since the snapshot (a model created or renamed by another writer meanwhile):
+        that writer placed it only on the leaderboards stored before these writes landed. The
+        snapshot takes the models as they are now, for the rest of the import."""
+        named = list({entry["model_key"] for doc in docs for entry in doc["entries"]})
+        if not named:
+            return
+        now = index_by_key(await self.store.models_by_keys(named))
+        then = await self.tracked(())
+        if all(_same_model(now.get(key), then.get(key)) for key in named):
+            return
+        for model in now.values():
+            self.models[model["slug"]] = model
+        self.tracked_models = None
+        await self.store.set_tracked_ranks(
+            {
+                doc["slug"]: (
+                    doc["revision"],
+                    tracked_ranks(doc["entries"], doc["metric"]["higher_is_better"], now),
+                )
+                for doc in docs
+            }
+        )
 
     async def _write(self, collection: Collection, current: Any, doc: Any) -> None:
         self._held(collection)[doc["slug"]] = doc
@@ -229,19 +266,29 @@ class MovedOn(Exception):
 async def rank_tracked_models(store: Store, keys: list[str], skip: Many[str] = ()) -> None:
     """Place tracked models anew on every leaderboard that names one of `keys` (but those in
     `skip`), after a model's name or aliases changed: which rows are tracked, and so every
-    rank, may have moved."""
+    rank, may have moved. Each placement is written only if its benchmark is still at the
+    revision read; one written meanwhile is read and placed again (its writer may have placed
+    the models as they were before this change)."""
     listing = await store.benchmarks_with_model_keys(list(set(keys)))
-    benchmarks = [doc for doc in listing if doc["slug"] not in skip]
-    if not benchmarks:
-        return
-    named = {entry["model_key"] for doc in benchmarks for entry in doc["entries"]}
-    tracked = index_by_key(await store.models_by_keys(list(named)))
-    await store.set_tracked_ranks(
-        {
-            doc["slug"]: tracked_ranks(doc["entries"], doc["metric"]["higher_is_better"], tracked)
-            for doc in benchmarks
-        }
-    )
+    while benchmarks := [doc for doc in listing if doc["slug"] not in skip]:
+        named = {entry["model_key"] for doc in benchmarks for entry in doc["entries"]}
+        tracked = index_by_key(await store.models_by_keys(list(named)))
+        moved = await store.set_tracked_ranks(
+            {
+                doc["slug"]: (
+                    doc["revision"],
+                    tracked_ranks(doc["entries"], doc["metric"]["higher_is_better"], tracked),
+                )
+                for doc in benchmarks
+            }
+        )
+        listing = await store.benchmarks_by_slugs(moved) if moved else []
+
+
+def _same_model(now: ModelDoc | None, then: ModelDoc | None) -> bool:
+    if now is None or then is None:
+        return now is then
+    return now["slug"] == then["slug"] and now["revision"] == then["revision"]
 
 
 def _model_name(entry: Any) -> str:

@@ -21,11 +21,11 @@ from editing import (
     Stamp,
     control_character,
     ensure_seeded,
-    export_dataset,
     import_dataset,
     item_count,
     read_dataset,
     seed,
+    write_export,
 )
 from request_limits import BucketPolicy
 from schema import breaking_changes, document_problems, published_sdl
@@ -47,7 +47,7 @@ from server.http_protocol import GuardedHttpToolsProtocol, raise_descriptor_limi
 from server.logs import log_config, printable
 from server.persisted_queries import trusted_manifest
 from server.settings import Settings
-from store import Store, StoreUnavailable, connect, prepare
+from store import Store, StoreUnavailable, WriteFailed, connect, prepare
 
 T = TypeVar("T")
 
@@ -300,6 +300,8 @@ def import_file(file: Path, dry_run: bool, allow_removals: bool, by: str) -> Non
         dataset = read_dataset(file)
     except InvalidInput as error:
         raise click.ClickException(f"{file} cannot be imported: {error}") from error
+    except OSError as error:
+        raise click.ClickException(f"{file} cannot be read: {error.strerror}") from error
 
     async def work(store: Store) -> ImportSummary:
         began = time.monotonic()
@@ -330,7 +332,13 @@ def import_file(file: Path, dry_run: bool, allow_removals: bool, by: str) -> Non
                 advance=advance,
             )
 
-    summary = run_on_database(work)
+    try:
+        summary = run_on_database(work)
+    except WriteFailed as error:
+        raise click.ClickException(
+            f"{file} was not imported in full: the store could not write ({error}). Each "
+            "benchmark is whole or untouched; make room, then run the import again to finish."
+        ) from error
     for outcome in summary.outcomes:
         if outcome.result != "unchanged":
             said = outcome.reason or outcome.changes
@@ -343,12 +351,27 @@ def import_file(file: Path, dry_run: bool, allow_removals: bool, by: str) -> Non
         raise SystemExit(1)
 
 
-@main.command("export", help="Write everything to FILE, in the import format (JSON).")
+@main.command(
+    "export",
+    help="Write everything to FILE in the import format, as it is read: NDJSON (one item a "
+    "line) if FILE ends in .ndjson, else JSON.",
+)
 @click.argument("file", type=click.Path(dir_okay=False, writable=True, path_type=Path))
 def export_file(file: Path) -> None:
-    dataset = run_on_database(export_dataset)
-    file.write_text(json.dumps(dataset, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    click.echo(f"Exported {len(dataset['benchmarks'])} benchmarks to {file}.")
+    # Written beside FILE and moved over it once whole: FILE is never left half-written.
+    partial = file.with_name(f".{file.name}.part")
+
+    async def work(store: Store) -> int:
+        with partial.open("w", encoding="utf-8") as out:
+            return await write_export(store, out, ndjson=file.suffix.lower() == ".ndjson")
+
+    try:
+        benchmarks = run_on_database(work)
+        partial.replace(file)
+    except OSError as error:
+        partial.unlink(missing_ok=True)
+        raise click.ClickException(f"{file} was not written: {error.strerror}") from error
+    click.echo(f"Exported {benchmarks} benchmarks to {file}.")
 
 
 @main.command(

@@ -15,9 +15,10 @@ from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
+from starlette.types import Receive, Scope, Send
 
 from api_errors import ApiError, ErrorCode
-from editing import dataset_lines, export_dataset
+from editing import exported_lines
 from request_limits import Allowance, throttled_error
 from schema import (
     LIST_SIZES,
@@ -33,6 +34,7 @@ from schema import (
 )
 from server.charges import MINIMUM, Charges
 from server.exchange import begin_exchange
+from server.export_slots import ExportSlot, ExportSlots
 from server.http_caching import cache_control, conditional, entity_tag, held_etag, matches
 from store import SourceKind, Store
 
@@ -120,7 +122,6 @@ STANDINGS_COLUMNS = (
 CSV = "text/csv; charset=utf-8"
 JSON = "application/json"
 NDJSON = "application/x-ndjson"
-EXPORTED = ("labs", "categories", "models", "benchmarks")
 PROCESS = secrets.token_hex(4)
 """This process, in the export's ETag: its data version counts from 0 at each start."""
 
@@ -129,6 +130,7 @@ class Downloads:
     def __init__(self, clients: Charges, services: Services) -> None:
         self.clients = clients
         self.services = services
+        self.exports = ExportSlots(clients.settings.max_concurrent_exports)
 
     async def leaderboard(self, request: Request) -> Response:
         """`/benchmarks/{slug}.csv` or `.json`."""
@@ -244,24 +246,34 @@ class Downloads:
         return await self.answer(request, price, make, missing, f"{slug}.csv", CSV)
 
     async def export(self, request: Request) -> Response:
-        """`/export.ndjson`: everything, in the import format, one item a line, streamed. Its
-        ETag names the data's version in this process: a client holding it gets a 304."""
-        identity = None
-        try:
-            identity = await self.clients.identify(request)
-        except ApiError as refusal:
-            return await self.clients.refused(request, identity, refusal)
+        """`/export.ndjson`: everything, in the import format, one item a line, streamed as it
+        is read. Its ETag names the data's version in this process: a client holding it gets a
+        304. Priced from a count (1 + one point an item) and charged before any document is
+        read; one export per client streams at a time, and a few in all (`ExportSlots`)."""
+        identity, slot, items = None, None, None
         store = request.app.state.store
         version = store.version.current
         etag = f'"export-{PROCESS}-{version}"' if version is not None else None
-        if etag is not None and matches(request.headers.get("if-none-match"), etag):
+        revalidated = etag is not None and matches(request.headers.get("if-none-match"), etag)
+        try:
+            identity = await self.clients.identify(request)
+            if not revalidated:
+                slot = self.exports.take(_client(request, identity))
+                items = (await store.item_counts()).items
+        except ApiError as refusal:
+            if slot is not None:
+                slot.release()
+            return await self.clients.refused(request, identity, refusal)
+        if revalidated:
             _note(request, NDJSON, identity, MINIMUM, None)
-            return await self.clients.not_modified(request, identity, {"etag": etag})
-        dataset = await export_dataset(store)
-        cost = self.clients.price_export(sum(len(dataset[section]) for section in EXPORTED))
+            return await self.clients.not_modified(request, identity, {"etag": etag or ""})
+        assert slot is not None
+        assert items is not None
+        cost = self.clients.price_export(items)
         allowance = await self.clients.charge(request, identity, cost)
         _note(request, NDJSON, identity, cost, allowance)
         if not allowance.allowed:
+            slot.release()
             return self.clients.refusal(throttled_error(cost, allowance), cost, allowance)
         headers = {
             **self.clients.headers(allowance, cost),
@@ -269,8 +281,8 @@ class Downloads:
             "Content-Disposition": 'attachment; filename="almanac.ndjson"',
             **({"ETag": etag} if etag is not None else {}),
         }
-        lines = (encode_json(line) + b"\n" for line in dataset_lines(dataset))
-        return StreamingResponse(lines, 200, headers, NDJSON)
+        lines = (encode_json(line) + b"\n" async for line in exported_lines(store))
+        return _Streamed(slot, lines, 200, headers, NDJSON)
 
     async def answer(
         self,
@@ -341,6 +353,28 @@ def report_filter(params: Mapping[str, str]) -> dict[str, Any]:
             raise ApiError(f"excludeSelfReported must be true or false, not {exclude!r}.")
         only["excludeSelfReported"] = exclude == "true"
     return only
+
+
+class _Streamed(StreamingResponse):
+    """A streamed export, which gives its slot back when it ends: sent, failed, or cut off
+    by a client gone (even one gone before the first line)."""
+
+    def __init__(self, slot: ExportSlot, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.slot = slot
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self.slot.release()
+
+
+def _client(request: Request, identity: Identity | None) -> str:
+    """Whose export it is: the key's, or the client address's (as its budget is named)."""
+    if identity is not None:
+        return f"key:{identity.name}"
+    return f"address:{request.client.host if request.client else 'unknown'}"
 
 
 def _note(

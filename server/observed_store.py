@@ -3,7 +3,7 @@ request makes inside an observer's context (timed for the metrics, a span for th
 passes everything else through. Observers compose by wrapping one observed store in another;
 the store wrapped, and its class, are left as they are."""
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from typing import Any
 
@@ -16,6 +16,7 @@ from store import (
     CategoryDoc,
     Collection,
     DataVersion,
+    ItemCounts,
     LabDoc,
     ModelDoc,
     Neighbourhood,
@@ -176,9 +177,27 @@ class ObservedStore(Store):
         with self.observe("model_results"):
             return await self.inner.model_results(model, offset, limit)
 
-    async def set_tracked_ranks(self, ranks: dict[str, list[TrackedRankDoc]]) -> None:
+    async def set_tracked_ranks(
+        self, ranks: dict[str, tuple[int, list[TrackedRankDoc]]]
+    ) -> list[str]:
         with self.observe("set_tracked_ranks"):
-            await self.inner.set_tracked_ranks(ranks)
+            return await self.inner.set_tracked_ranks(ranks)
+
+    async def item_counts(self) -> ItemCounts:
+        with self.observe("item_counts"):
+            return await self.inner.item_counts()
+
+    async def documents_in_batches(
+        self, collection: Collection, size: int
+    ) -> AsyncIterator[list[Any]]:
+        """Each batch's round trip watched as a call of its own."""
+        batches = aiter(self.inner.documents_in_batches(collection, size))
+        while True:
+            with self.observe("documents_in_batches"):
+                batch = await anext(batches, None)
+            if batch is None:
+                return
+            yield batch
 
     async def is_empty(self) -> bool:
         with self.observe("is_empty"):

@@ -132,6 +132,12 @@ class Settings(BaseSettings):
     max_aliases: int = Field(default=30, ge=0, description="Most aliases in one document.")
     max_tokens: int = Field(default=5_000, gt=0, description="Most lexical tokens in a document.")
     max_batch: int = Field(default=10, gt=0, description="Most operations in one batch.")
+    max_concurrent_exports: int = Field(
+        default=4,
+        gt=0,
+        description="Most /export.ndjson downloads this process streams at once (one per "
+        "client); one more is answered 503 with Retry-After.",
+    )
     request_timeout_seconds: float = Field(
         default=10.0, gt=0, description="A request running longer is stopped with TIMEOUT."
     )

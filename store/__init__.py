@@ -42,6 +42,7 @@ from store.queries import (
     AlreadyExists,
     BenchmarkFilter,
     Collection,
+    ItemCounts,
     Neighbourhood,
     NeighbourhoodRequest,
     Order,
@@ -49,6 +50,7 @@ from store.queries import (
     Store,
     StoreUnavailable,
     Write,
+    WriteFailed,
     order_key,
 )
 from store.seed import load_bundled_dataset
@@ -86,6 +88,7 @@ __all__ = [
     "DateTime",
     "EntryDoc",
     "IntervalDoc",
+    "ItemCounts",
     "Kind",
     "LabDoc",
     "Level",
@@ -107,6 +110,7 @@ __all__ = [
     "TaskAvailability",
     "TrackedRankDoc",
     "Write",
+    "WriteFailed",
     "YearMonth",
     "as_date",
     "connect",

@@ -1,5 +1,6 @@
 """The store on MongoDB (through motor): every read and write, one method per round trip."""
 
+import asyncio
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -21,6 +22,7 @@ from store.documents import (
     TrackedRankDoc,
 )
 from store.queries import (
+    EXPORTED,
     ORDER_FIELDS,
     PROVENANCE_ID,
     SEED_ID,
@@ -28,6 +30,7 @@ from store.queries import (
     AlreadyExists,
     BenchmarkFilter,
     Collection,
+    ItemCounts,
     Neighbourhood,
     NeighbourhoodRequest,
     Order,
@@ -230,12 +233,22 @@ class MongoStore:
         ]
         return await self.db.benchmarks.aggregate(pipeline).to_list(None), total
 
-    async def set_tracked_ranks(self, ranks: dict[str, list[TrackedRankDoc]]) -> None:
-        """Place tracked models anew on these benchmarks' leaderboards (derived data only): an
-        update each, after a model's change (mongomock cannot run pymongo's bulk `UpdateOne`)."""
-        for slug, placed in ranks.items():
-            await self.db.benchmarks.update_one({"slug": slug}, {"$set": {"tracked_ranks": placed}})
+    async def set_tracked_ranks(
+        self, ranks: dict[str, tuple[int, list[TrackedRankDoc]]]
+    ) -> list[str]:
+        """Place tracked models anew on these benchmarks' leaderboards (derived data only), each
+        if it is still at the revision its placements were made from: the slugs that moved on
+        (left as their writer placed them). An update each (mongomock cannot run pymongo's
+        bulk `UpdateOne`)."""
+        moved = []
+        for slug, (revision, placed) in ranks.items():
+            result = await self.db.benchmarks.update_one(
+                {"slug": slug, "revision": revision}, {"$set": {"tracked_ranks": placed}}
+            )
+            if not result.matched_count:
+                moved.append(slug)
         self.version.bump()
+        return moved
 
     async def benchmark_parents(self) -> dict[str, str | None]:
         """Every benchmark's parent (None for none), by slug."""
@@ -272,6 +285,39 @@ class MongoStore:
     async def benchmarks(self) -> list[BenchmarkDoc]:
         """Every benchmark, whole (for export)."""
         return list(await self.db.benchmarks.find({}, NO_ID).sort("slug").to_list(None))
+
+    async def item_counts(self) -> ItemCounts:
+        """What an export holds, from each collection's metadata (no document is read): the
+        four counts are sent at once, one round trip's wait. (`$unionWith` would count them in
+        one command, but mongomock, which the tests run on, has no `$unionWith`.)"""
+        counts = await asyncio.gather(
+            *(self.db[collection].estimated_document_count() for collection in EXPORTED)
+        )
+        return ItemCounts(*counts)
+
+    async def documents_in_batches(
+        self, collection: Collection, size: int
+    ) -> AsyncIterator[list[Any]]:
+        """A cursor with a batch size per query (by the unique slug index): one getMore a
+        batch."""
+        if collection not in EXPORTED:
+            raise ValueError(f"{collection!r} is not exported")
+        queries: list[dict[str, Any]] = (
+            [{"parent": None}, {"parent": {"$ne": None}}] if collection == "benchmarks" else [{}]
+        )
+        for query in queries:
+            cursor = self.db[collection].find(query, NO_ID).sort("slug").batch_size(size)
+            try:
+                batch = []
+                async for doc in cursor:
+                    batch.append(doc)
+                    if len(batch) == size:
+                        yield batch
+                        batch = []
+                if batch:
+                    yield batch
+            finally:
+                await cursor.close()
 
     async def _by_slugs(self, collection: Collection, slugs: list[str]) -> list[Any]:
         cursor = self.db[collection].find({"slug": {"$in": slugs}}, NO_ID)

@@ -4,6 +4,7 @@ Two implementations hold the same documents: `store.mongo.MongoStore` (MongoDB, 
 production) and `store.sqlite.SqliteStore` (SQLite in a data directory: the default).
 """
 
+from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from enum import StrEnum
@@ -47,6 +48,10 @@ class AlreadyExists(Exception):
     def __init__(self, key: dict[str, Any]) -> None:
         super().__init__(f"already stored: {key}")
         self.key = key
+
+
+class WriteFailed(Exception):
+    """The store could not write (its disk is full, or failed): the write was rolled back."""
 
 
 @dataclass(frozen=True)
@@ -121,6 +126,24 @@ def order_key(doc: BenchmarkDoc, order: Order) -> list[Any]:
     return [doc[field] for field in ORDER_FIELDS[order]]  # type: ignore[literal-required]
 
 
+@dataclass(frozen=True)
+class ItemCounts:
+    """How many labs, categories, models and benchmarks are stored: the items an export holds."""
+
+    labs: int
+    categories: int
+    models: int
+    benchmarks: int
+
+    @property
+    def items(self) -> int:
+        return self.labs + self.categories + self.models + self.benchmarks
+
+
+EXPORTED = (Collection.LABS, Collection.CATEGORIES, Collection.MODELS, Collection.BENCHMARKS)
+"""The collections an export holds, in the order an import takes them."""
+
+
 class Store(Protocol):
     """The almanac's collections. Each public coroutine is one round trip (or transaction)."""
 
@@ -156,6 +179,14 @@ class Store(Protocol):
     async def models_by_slugs(self, slugs: list[str]) -> list[ModelDoc]: ...
     async def models(self) -> list[ModelDoc]: ...
     async def benchmarks(self) -> list[BenchmarkDoc]: ...
+    async def item_counts(self) -> ItemCounts: ...
+    def documents_in_batches(self, collection: Collection, size: int) -> AsyncIterator[list[Any]]:
+        """Every document of one of the `EXPORTED` collections, whole (a benchmark with its
+        history), read through a cursor `size` at a time: memory holds one batch, however
+        large the collection. By slug; benchmarks without a parent before the tracks, so that
+        an import meets each parent before its tracks. One round trip a batch."""
+        ...
+
     async def site_figures(self) -> SiteFiguresDoc: ...
     async def provenance(self) -> list[str]: ...
     async def labs(self) -> list[LabDoc]: ...
@@ -167,7 +198,9 @@ class Store(Protocol):
     async def model_results(
         self, model: str, offset: int, limit: int
     ) -> tuple[list[BenchmarkDoc], int]: ...
-    async def set_tracked_ranks(self, ranks: dict[str, list[TrackedRankDoc]]) -> None: ...
+    async def set_tracked_ranks(
+        self, ranks: dict[str, tuple[int, list[TrackedRankDoc]]]
+    ) -> list[str]: ...
     async def is_empty(self) -> bool: ...
     async def seed_state(self) -> SeedState: ...
     async def mark_seed(self, finished: bool) -> None: ...

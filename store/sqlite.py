@@ -13,6 +13,7 @@ process when another one has written.
 """
 
 import asyncio
+import contextlib
 import fcntl
 import logging
 import sqlite3
@@ -38,6 +39,7 @@ from store.documents import (
     TrackedRankDoc,
 )
 from store.queries import (
+    EXPORTED,
     ORDER_FIELDS,
     PROVENANCE_ID,
     SEED_ID,
@@ -45,12 +47,14 @@ from store.queries import (
     AlreadyExists,
     BenchmarkFilter,
     Collection,
+    ItemCounts,
     Neighbourhood,
     NeighbourhoodRequest,
     Order,
     SeedState,
     StoreUnavailable,
     Write,
+    WriteFailed,
 )
 
 log = logging.getLogger("almanac.store")
@@ -199,13 +203,20 @@ class SqliteStore:
             connection.execute("BEGIN IMMEDIATE")
             try:
                 outcome = work(connection)
+                connection.execute("COMMIT")
             except BaseException:
-                connection.execute("ROLLBACK")
+                if connection.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):  # the disk may refuse this too
+                        connection.execute("ROLLBACK")
                 raise
-            connection.execute("COMMIT")
             return outcome
 
-        return await self._run(transaction)
+        try:
+            return await self._run(transaction)
+        except sqlite3.OperationalError as error:
+            if error.sqlite_errorcode & 0xFF not in (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR):
+                raise
+            raise WriteFailed(f"{self.path}: {error}") from error
 
     async def watch_statements(self, seen: Callable[[str], None] | None) -> None:
         """Call `seen` with every statement run from now on (None: stop), for checking the
@@ -446,16 +457,29 @@ class SqliteStore:
 
         return await self._run(read)
 
-    async def set_tracked_ranks(self, ranks: dict[str, list[TrackedRankDoc]]) -> None:
-        """Place tracked models anew on these benchmarks' leaderboards (derived data only)."""
+    async def set_tracked_ranks(
+        self, ranks: dict[str, tuple[int, list[TrackedRankDoc]]]
+    ) -> list[str]:
+        """Place tracked models anew on these benchmarks' leaderboards (derived data only), each
+        if it is still at the revision its placements were made from: the slugs that moved on
+        (left as their writer placed them)."""
 
-        def write(connection: sqlite3.Connection) -> None:
-            for slug, placed in ranks.items():
+        def write(connection: sqlite3.Connection) -> list[str]:
+            moved = []
+            for slug, (revision, placed) in ranks.items():
+                held = connection.execute(
+                    "SELECT 1 FROM benchmarks WHERE slug = ? AND revision = ?", (slug, revision)
+                ).fetchone()
+                if held is None:
+                    moved.append(slug)
+                    continue
                 connection.execute("DELETE FROM model_ranks WHERE slug = ?", (slug,))
                 _insert_ranks(connection, slug, placed)
+            return moved
 
-        await self._write(write)
+        moved = await self._write(write)
         self.version.bump()
+        return moved
 
     async def benchmark_parents(self) -> dict[str, str | None]:
         """Every benchmark's parent (None for none), by slug."""
@@ -501,6 +525,43 @@ class SqliteStore:
             return _benchmark_rows(connection, None, None, history=True, order="ORDER BY slug")
 
         return await self._run(read)
+
+    async def item_counts(self) -> ItemCounts:
+        """What an export holds, counted in one statement (no document is read)."""
+
+        def read(connection: sqlite3.Connection) -> ItemCounts:
+            counts = ", ".join(f"(SELECT count(*) FROM {table})" for table in EXPORTED)
+            labs, categories, models, benchmarks = connection.execute(f"SELECT {counts}").fetchone()
+            return ItemCounts(labs, categories, models, benchmarks)
+
+        return await self._run(read)
+
+    async def documents_in_batches(
+        self, collection: Collection, size: int
+    ) -> AsyncIterator[list[Any]]:
+        """One cursor per statement, on a connection of its own (so that the store's writes
+        never meet a statement still reading), each batch fetched on the store's thread. A
+        statement reads one snapshot of its table from its first row to its last."""
+        if collection not in EXPORTED:
+            raise ValueError(f"{collection!r} is not exported")
+        statements = (
+            [
+                "SELECT doc, history FROM benchmarks WHERE family = slug ORDER BY slug",
+                "SELECT doc, history FROM benchmarks WHERE family != slug ORDER BY slug",
+            ]
+            if collection == "benchmarks"
+            else [f"SELECT doc, NULL FROM {collection} ORDER BY slug"]
+        )
+        reader = await self._run(partial(_reader, self.path))
+        try:
+            for statement in statements:
+                cursor = await self._run(partial(_cursor, reader, statement))
+                while batch := await self._run(partial(_decoded, cursor, size)):
+                    yield batch
+        finally:
+            # Queued behind any fetch still running, and not awaited: this also runs when the
+            # reading task is being cancelled (a client gone mid-download).
+            self._thread.submit(reader.close)
 
     async def site_figures(self) -> SiteFiguresDoc:
         doc = await self._site(SITE_FIGURES_ID)
@@ -618,6 +679,29 @@ class SqliteStore:
             return None if row is None else orjson.loads(row[0])
 
         return await self._run(read)
+
+
+def _reader(path: Path, _: sqlite3.Connection) -> sqlite3.Connection:
+    """A connection that reads a table through once: a small page cache does (one each of
+    the exports streaming at once)."""
+    reader = sqlite3.connect(path, check_same_thread=False)
+    reader.execute("PRAGMA cache_size = -256")
+    return reader
+
+
+def _cursor(reader: sqlite3.Connection, statement: str, _: sqlite3.Connection) -> sqlite3.Cursor:
+    return reader.execute(statement)
+
+
+def _decoded(cursor: sqlite3.Cursor, size: int, _: sqlite3.Connection) -> list[Any]:
+    """The next `size` rows of a `doc, history` cursor, as documents."""
+    docs = []
+    for doc_blob, history in cursor.fetchmany(size):
+        doc = orjson.loads(doc_blob)
+        if history is not None:
+            doc["history"] = orjson.loads(history)
+        docs.append(doc)
+    return docs
 
 
 def _data_version(connection: sqlite3.Connection) -> int:

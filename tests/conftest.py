@@ -7,6 +7,7 @@ either they are skipped, unless ALMANAC_REQUIRE_REDIS is set (as CI sets it).
 """
 
 import contextlib
+import inspect
 import json
 import os
 import queue
@@ -20,7 +21,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -116,7 +117,16 @@ def calls(store: Store, monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
     """Counts every call at the store boundary, by method."""
     counted: Counter[str] = Counter()
 
-    def counting(name: str, method: Callable[..., Awaitable[Any]]) -> Callable[..., Any]:
+    def counting(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
+        if inspect.isasyncgenfunction(method):  # a cursor: one round trip a batch
+
+            async def batches(*args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+                async for batch in method(*args, **kwargs):
+                    counted[name] += 1
+                    yield batch
+
+            return batches
+
         async def call(*args: Any, **kwargs: Any) -> Any:
             counted[name] += 1
             return await method(*args, **kwargs)

@@ -1,14 +1,22 @@
 """Bulk import and export on the store: all-or-nothing per benchmark, idempotent, lossless."""
 
 import copy
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import editing.importer
 from editing.changes import Stamp
-from editing.dataset import CSV_COLUMNS, dataset_from_csv, export_dataset
+from editing.dataset import (
+    CSV_COLUMNS,
+    dataset_from_csv,
+    dataset_lines,
+    export_dataset,
+    read_dataset,
+)
 from editing.importer import import_dataset
 from store.queries import Store
 from store.sqlite import SqliteStore
@@ -199,3 +207,34 @@ async def test_a_partial_read_is_refused_naming_the_rows_it_leaves_out(store: St
     assert refused.reason is not None
     assert f"leaves out {left_out} rows of the current leaderboard ('GPT-4" in refused.reason
     assert await export_dataset(store) == before
+
+
+async def test_an_ndjson_file_is_imported_a_batch_at_a_time(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read a line at a time, its benchmarks fetched from the store a batch at a time (parents,
+    then tracks), never all at once; and it gives the same almanac as the dataset whole."""
+    exported = await export_dataset(store)
+    path = tmp_path / "almanac.ndjson"
+    path.write_text("".join(json.dumps(line) + "\n" for line in dataset_lines(exported)))
+    monkeypatch.setattr(editing.importer, "BATCH_SIZE", 4)
+    fresh = await empty_store("sqlite", tmp_path / "fresh")
+    fetched: list[int] = []
+    fetch = fresh.benchmarks_by_slugs
+
+    async def counted(slugs: list[str]) -> list[Any]:
+        fetched.append(len(slugs))
+        return await fetch(slugs)
+
+    monkeypatch.setattr(fresh, "benchmarks_by_slugs", counted)
+    summary = await import_dataset(fresh, read_dataset(path), STAMP)
+    assert not summary.rejected
+    assert await export_dataset(fresh) == exported
+    tracks = sum(1 for b in exported["benchmarks"] if b["parent"] is not None)
+    parents = len(exported["benchmarks"]) - tracks
+    assert fetched == in_fours(parents) + in_fours(tracks)
+    await fresh.close()
+
+
+def in_fours(count: int) -> list[int]:
+    return [4] * (count // 4) + ([count % 4] if count % 4 else [])
