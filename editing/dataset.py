@@ -8,6 +8,7 @@ benchmark and `read_on` date form one read. The README documents both.
 import csv
 import io
 import json
+import re
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -83,18 +84,21 @@ class Source(Protocol):
 
 @dataclass(frozen=True)
 class WholeDataset:
-    """A dataset held whole (a JSON or CSV file, or one made in code)."""
+    """A dataset held whole (a JSON or CSV file, or one made in code), and where known the line
+    each item starts on in its file."""
 
     dataset: Dataset
+    lines: dict[str, list[int]] = field(default_factory=dict)
 
     @property
     def head(self) -> Dataset:
         return {key: value for key, value in self.dataset.items() if key not in ITEMS}
 
     def items(self, section: str, *, tracks: bool | None = None) -> Iterator[Item]:
+        lines = self.lines.get(section, [])
         for index, value in enumerate(self.dataset.get(section, [])):
             if tracks is None or _is_track(value) == tracks:
-                yield Item(index, value)
+                yield Item(index, value, lines[index] if index < len(lines) else None)
 
     def count(self) -> int:
         return sum(len(self.dataset.get(section, [])) for section in ITEMS)
@@ -177,7 +181,7 @@ def read_dataset(path: Path) -> Source:
         ) from error
     except RecursionError as error:
         raise InvalidInput.at(("file",), _too_deep(text, 1)) from error
-    return WholeDataset(checked_dataset(document))
+    return WholeDataset(checked_dataset(document), _item_lines(text))
 
 
 MAX_NESTING = 100
@@ -225,6 +229,45 @@ def _too_deep(text: str, line: int | None) -> str:
             line += 1
     where = "" if line is None else f"from line {line}; "
     return f"nests more than {MAX_NESTING} levels deep ({where}the format needs 5)"
+
+
+_BLANK = re.compile(r"[ \t\n\r]*")
+
+
+def _item_lines(text: str) -> dict[str, list[int]]:
+    """The line each item of each section starts on in a JSON document already parsed (an
+    object of sections), found by walking its top level with the standard decoder."""
+    decoder, lines = json.JSONDecoder(), dict[str, list[int]]()
+    line, counted = 1, 0
+
+    def skip(at: int, over: str = "") -> int:
+        at = _BLANK.match(text, at).end()  # type: ignore[union-attr]
+        return at + 1 if over and text.startswith(over, at) else at
+
+    def line_at(at: int) -> int:
+        nonlocal line, counted
+        line, counted = line + text.count("\n", counted, at), at
+        return line
+
+    try:
+        at = skip(0, "{")
+        while not text.startswith("}", at := skip(at)):
+            key, at = decoder.raw_decode(text, at)
+            at = skip(skip(at, ":"))
+            if key in ITEMS and text.startswith("[", at):
+                found: list[int] = []
+                lines[key] = found
+                while not text.startswith("]", at := skip(at + 1 if not found else at)):
+                    found.append(line_at(at))
+                    _, at = decoder.raw_decode(text, at)
+                    at = skip(at, ",")
+                at += 1
+            else:
+                _, at = decoder.raw_decode(text, at)
+            at = skip(at, ",")
+    except (ValueError, IndexError):  # not the shape the lines are for: none are named
+        return {}
+    return lines
 
 
 def _is_track(item: Any) -> bool:

@@ -167,3 +167,17 @@ def test_a_csv_import_names_every_bad_row_by_its_line(tmp_path: Path) -> None:
     assert "line[6].read_on:" in said["code-interpreter-benchmark-math"]
     assert "line[8]: repeats line 7:" in said[HARD]
     assert not any("reads[" in line for line in said.values())
+
+
+def test_a_json_import_names_the_line_each_rejected_item_starts_on(tmp_path: Path) -> None:
+    dataset = load_bundled_dataset()
+    dataset["models"].append({"slug": "Not A Slug", "name": "X"})
+    text = json.dumps(dataset, indent=1)
+    slug_line = next(n for n, line in enumerate(text.splitlines()) if '"Not A Slug"' in line)
+    path = tmp_path / "almanac.json"
+    path.write_text(text, encoding="utf-8")
+    result = almanac(tmp_path / "data", "import", str(path))
+    assert result.returncode == 1, result.stderr
+    [rejected] = [line for line in result.stdout.splitlines() if line.startswith("rejected")]
+    # The item's `{` is on the line before its slug's (numbered from 1).
+    assert rejected.startswith(f"rejected  models Not A Slug: line {slug_line}: slug:")
