@@ -51,16 +51,16 @@ def test_an_import_refuses_control_characters_naming_each_field(
     imported = almanac("import", str(path))
     assert imported.returncode == 1
     assert (
-        "rejected  labs acme: name: holds the control character U+0000 at position 5"
+        "rejected  labs acme: line 1: name: holds the control character U+0000 at position 5"
         in imported.stdout
     )
     assert (
-        "rejected  models forged: name: holds the control character U+202E at position 7"
+        "rejected  models forged: line 1: name: holds the control character U+202E at position 7"
         in imported.stdout
     )
     assert "0 created" in imported.stdout
     # What the file holds is shown escaped: no terminal escape reaches the screen.
-    assert "rejected  labs evil\\x1b[2J: slug: " in imported.stdout
+    assert "rejected  labs evil\\x1b[2J: line 1: slug: " in imported.stdout
     assert "\x1b" not in imported.stdout
 
 
