@@ -135,7 +135,8 @@ def test_an_ndjson_import_names_the_line_of_each_rejected_item(tmp_path: Path) -
     assert len(rejected) == 2, result.stdout
     assert rejected[0].startswith("rejected  models Not A Slug: line 4: slug:")
     assert rejected[1].startswith(f"rejected  benchmarks {GENERAL}: line {len(lines)}: reads[0]")
-    assert "26 created" in result.stdout  # the bundled items, each line of them imported
+    assert "0 updated" in result.stdout  # the bundled items, each line of them taken (as new,
+    assert "2 rejected." in result.stdout  # or unchanged where the data directory was seeded)
 
 
 def test_a_csv_import_names_every_bad_row_by_its_line(tmp_path: Path) -> None:
