@@ -22,7 +22,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, request_response
 
 from api_errors import INTERNAL_ERROR_MESSAGE
-from editing import ensure_seeded
+from editing import counted, ensure_seeded
 from request_limits import Budgets, LocalBudgets, RedisBudgets
 from schema import Services, almanac_schema
 from server.api_keys import ADMIN_KEY_FILE, EMBEDDED_ADMIN_KEY_NAME, kept_key
@@ -216,12 +216,13 @@ def trusted_of(settings: Settings) -> dict[str, str] | None:
 
 def cors(settings: Settings) -> list[Middleware]:
     """Browsers may call the API from the configured origins only (none by default)."""
-    if not settings.cors_origins:
+    if not settings.cors_origins and settings.cors_origin_regex is None:
         return []
     return [
         Middleware(
             GraphQLShapedCORSMiddleware,
             allow_origins=settings.cors_origins,
+            allow_origin_regex=settings.cors_origin_regex,
             allow_methods=["GET", "POST"],
             allow_headers=["Authorization", "Content-Type", "If-None-Match"],
             expose_headers=[
@@ -248,11 +249,18 @@ async def open_store(settings: Settings) -> Store:
     if summary := await ensure_seeded(opened):
         log.info("Loaded the bundled dataset: %s", summary.describe())
     if not opened.embedded:
-        log.info("Benchmark Almanac API on MongoDB database '%s'", settings.mongodb_database)
+        log.info(
+            "Benchmark Almanac API on MongoDB database '%s': %s",
+            settings.mongodb_database,
+            await benchmark_count(opened),
+        )
         return opened
+    # Every clone of this user shares the default directory: say which one this is.
     log.info(
-        "Benchmark Almanac API on the embedded store in %s (no ALMANAC_MONGODB_URI set)",
+        "Benchmark Almanac API on the embedded store in %s (ALMANAC_DATA_DIR; no "
+        "ALMANAC_MONGODB_URI set): %s",
         settings.data_dir,
+        await benchmark_count(opened),
     )
     kept = settings.data_dir / ADMIN_KEY_FILE
     key, made = await kept_key(opened, kept, EMBEDDED_ADMIN_KEY_NAME, "admin")
@@ -261,6 +269,11 @@ async def open_store(settings: Settings) -> Store:
     else:
         log.info("Admin API key kept in %s (`almanac admin-key` shows it)", kept)
     return opened
+
+
+async def benchmark_count(opened: Store) -> str:
+    count = sum(category["benchmark_count"] for category in await opened.categories())
+    return counted(count, "benchmark")
 
 
 def app_from_environment() -> Starlette:

@@ -5,6 +5,7 @@ import asyncio
 import getpass
 import json
 import logging
+import os
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -20,6 +21,7 @@ from editing import (
     InvalidInput,
     Stamp,
     control_character,
+    counted,
     ensure_seeded,
     export_dataset,
     import_dataset,
@@ -46,7 +48,7 @@ from server.configuration import (
 from server.http_protocol import GuardedHttpToolsProtocol, raise_descriptor_limit
 from server.logs import log_config, printable
 from server.persisted_queries import trusted_manifest
-from server.settings import Settings
+from server.settings import LOCAL_ORIGINS, Settings
 from store import Store, StoreUnavailable, connect, prepare
 
 T = TypeVar("T")
@@ -64,7 +66,16 @@ def main() -> None:
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535))
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1))
-def serve(host: str, port: int, workers: int) -> None:
+@click.option(
+    "--allow-local-origins",
+    is_flag=True,
+    help="Let pages from http://localhost:* and http://127.0.0.1:* call the API from a browser "
+    "(what `./dev serve` does), unless ALMANAC_CORS_ORIGIN_REGEX says otherwise.",
+)
+def serve(host: str, port: int, workers: int, allow_local_origins: bool) -> None:
+    if allow_local_origins:
+        # The app is made from the environment, in each worker: the setting goes there.
+        os.environ.setdefault("ALMANAC_CORS_ORIGIN_REGEX", LOCAL_ORIGINS)
     settings = configured()
     if settings.metrics_port == port:
         refuse_configuration([f"ALMANAC_METRICS_PORT: {port} is the API's own port (--port)"])
@@ -77,6 +88,7 @@ def serve(host: str, port: int, workers: int) -> None:
     # opened is one line and exit code 2, not the app's start-up failing with a traceback.
     run_on_database(lambda store: store.ping())
     click.echo(f"GraphiQL: http://{host}:{port}/graphql  (POST GraphQL requests to the same URL)")
+    click.echo(f"CORS: {allowed_origins(settings)}")
     raise_descriptor_limit(settings.max_connections)
     uvicorn.run(
         "server.app:app_from_environment",
@@ -93,6 +105,20 @@ def serve(host: str, port: int, workers: int) -> None:
         timeout_keep_alive=settings.keep_alive_timeout_seconds,
         timeout_graceful_shutdown=settings.shutdown_timeout_seconds,
     )
+
+
+def allowed_origins(settings: Settings) -> str:
+    """Which browser origins may call the API, in words, for the start-up lines."""
+    allowed = [*settings.cors_origins]
+    if settings.cors_origin_regex is not None:
+        allowed.append(
+            "http://localhost:* and http://127.0.0.1:*"
+            if settings.cors_origin_regex == LOCAL_ORIGINS
+            else f"origins matching {settings.cors_origin_regex}"
+        )
+    if not allowed:
+        return "no browser origin may call this API (set ALMANAC_CORS_ORIGINS)"
+    return "browsers may call this API from " + ", ".join(allowed)
 
 
 def configured() -> Settings:
@@ -348,7 +374,7 @@ def import_file(file: Path, dry_run: bool, allow_removals: bool, by: str) -> Non
 def export_file(file: Path) -> None:
     dataset = run_on_database(export_dataset)
     file.write_text(json.dumps(dataset, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    click.echo(f"Exported {len(dataset['benchmarks'])} benchmarks to {file}.")
+    click.echo(f"Exported {counted(len(dataset['benchmarks']), 'benchmark')} to {file}.")
 
 
 @main.command(
@@ -381,7 +407,7 @@ def trusted_documents(documents: tuple[Path, ...], output: Path) -> None:
         texts.append(text)
     manifest = trusted_manifest(texts)
     output.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
-    click.echo(f"Wrote {output}: {len(manifest)} trusted documents.")
+    click.echo(f"Wrote {output}: {counted(len(manifest), 'trusted document')}.")
 
 
 @main.command(

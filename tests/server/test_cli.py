@@ -91,7 +91,10 @@ async def test_start_up_says_which_store_it_serves(
             query = {"query": "{ categories { benchmarkCount } }"}
             response = await client.post("/graphql", json=query)
             assert response.json()["data"] == {"categories": [{"benchmarkCount": 11}]}
-    assert any("embedded store in" in record.getMessage() for record in caplog.records)
+    # Which data directory (clones of one user share the default) and what it holds.
+    said = [record.getMessage() for record in caplog.records]
+    assert any(f"embedded store in {Settings().data_dir}" in line for line in said), said
+    assert any(line.endswith(": 11 benchmarks") for line in said), said
 
 
 @pytest.fixture
@@ -200,7 +203,7 @@ def test_import_dry_run_import_and_export(database: Store, tmp_path: Path) -> No
     assert asyncio.run(database.benchmarks()) == []
 
     done = run("import", str(bundled), "--by", "ci")
-    assert "Imported: 4 labs, 1 categories, 8 models, 11 benchmarks, 2 site: 26 created" in (
+    assert "Imported: 4 labs, 1 category, 8 models, 11 benchmarks, 2 site records: 26 created" in (
         done.stdout
     )
     again = run("import", str(bundled))
@@ -277,6 +280,7 @@ async def test_trusted_documents_writes_the_sites_manifest(
     manifest = tmp_path / "trusted-documents.json"
     result = CliRunner().invoke(main, ["trusted-documents", "--output", str(manifest)])
     assert result.exit_code == 0, result.output
+    assert f"Wrote {manifest}: 1 trusted document." in result.output
     page = (ROOT / "contract" / "benchmark-page.graphql").read_text(encoding="utf-8")
     [(sha256, text)] = json.loads(manifest.read_text(encoding="utf-8")).items()
     assert text == page
