@@ -39,6 +39,7 @@ from server.api_keys import (
     revoke_key,
     set_budget,
 )
+from server.app import benchmark_count
 from server.configuration import (
     ConfigurationError,
     effective_configuration,
@@ -375,6 +376,32 @@ def export_file(file: Path) -> None:
     dataset = run_on_database(export_dataset)
     file.write_text(json.dumps(dataset, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     click.echo(f"Exported {counted(len(dataset['benchmarks']), 'benchmark')} to {file}.")
+
+
+@main.command(
+    "backup",
+    help="Copy the embedded store to FILE, consistently, while a server runs on it (SQLite's "
+    "online backup). On MongoDB, use mongodump.",
+)
+@click.argument("file", type=click.Path(dir_okay=False, writable=True, path_type=Path))
+def backup(file: Path) -> None:
+    if configured().mongodb_uri:
+        click.echo(
+            "The almanac is on MongoDB (ALMANAC_MONGODB_URI): back it up with mongodump "
+            "(docs/operations.md, Backups).",
+            err=True,
+        )
+        raise SystemExit(1)
+
+    async def work(store: Store) -> str:
+        await store.backup(file)
+        return await benchmark_count(store)
+
+    try:
+        held = run_on_database(work)
+    except OSError as error:
+        raise click.ClickException(f"{file} cannot be written: {error.strerror}") from error
+    click.echo(f"Backed up the embedded store ({held}) to {file}.")
 
 
 @main.command(

@@ -7,6 +7,7 @@ production) and `store.sqlite.SqliteStore` (SQLite in a data directory: the defa
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from store.changes import DataVersion
@@ -47,6 +48,10 @@ class AlreadyExists(Exception):
     def __init__(self, key: dict[str, Any]) -> None:
         super().__init__(f"already stored: {key}")
         self.key = key
+
+
+class NoOnlineBackup(Exception):
+    """This store is backed up with its database's own tools, not by the API."""
 
 
 @dataclass(frozen=True)
@@ -174,4 +179,5 @@ class Store(Protocol):
     def seed_lock(self) -> AbstractAsyncContextManager[None]: ...
     async def dump(self) -> dict[str, list[Any]]: ...
     async def follow_changes(self) -> None: ...
+    async def backup(self, target: Path) -> None: ...
     async def close(self) -> None: ...

@@ -13,6 +13,7 @@ process when another one has written.
 """
 
 import asyncio
+import contextlib
 import fcntl
 import logging
 import sqlite3
@@ -219,6 +220,22 @@ class SqliteStore:
             return [row[3] for row in connection.execute(f"EXPLAIN QUERY PLAN {statement}")]
 
         return await self._run(read)
+
+    async def backup(self, target: Path) -> None:
+        """A consistent copy of the database in `target`, made with SQLite's online backup
+        while other processes read and write it; `target` appears only once it is whole."""
+        partial_copy = target.with_name(f".{target.name}.partial")
+
+        def copy(connection: sqlite3.Connection) -> None:
+            partial_copy.unlink(missing_ok=True)
+            with contextlib.closing(sqlite3.connect(partial_copy)) as copied:
+                connection.backup(copied)
+            partial_copy.replace(target)
+
+        try:
+            await self._run(copy)
+        finally:
+            partial_copy.unlink(missing_ok=True)
 
     async def close(self) -> None:
         await self._run(lambda connection: connection.close())

@@ -4,6 +4,7 @@ import asyncio
 import json
 import logging
 import os
+import shutil
 import socket
 import sqlite3
 import subprocess
@@ -402,3 +403,33 @@ def test_an_unreachable_mongodb_is_one_line_naming_its_host_and_the_setting(
     assert "ALMANAC_MONGODB_URI" in lines[0]
     assert "ALMANAC_MONGODB_TIMEOUT_SECONDS" in lines[0]
     assert "secret" not in lines[0]
+
+
+def test_backup_copies_the_embedded_store_while_it_is_open(database: Store, tmp_path: Path) -> None:
+    """`almanac backup FILE`: a whole copy, taken while another connection has the store open,
+    that opens as the same almanac."""
+    assert run("seed").exit_code == 0
+    copy = tmp_path / "backups" / "almanac.sqlite3"
+    copy.parent.mkdir()
+    result = run("backup", str(copy))
+    assert result.exit_code == 0, result.output
+    held = len(load_bundled_dataset()["benchmarks"])
+    assert f"({held} benchmarks) to {copy}." in result.output
+    (tmp_path / "restored").mkdir()
+    shutil.copy(copy, tmp_path / "restored" / "almanac.sqlite3")
+    restored = connect(None, "almanac", tmp_path / "restored")
+    try:
+        assert asyncio.run(restored.dump()) == asyncio.run(database.dump())
+    finally:
+        asyncio.run(restored.close())
+    assert list(copy.parent.iterdir()) == [copy]  # no partial file left beside it
+
+
+def test_backup_on_mongodb_says_to_use_mongodump(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("ALMANAC_MONGODB_URI", "mongodb://db.invalid:27017")
+    result = CliRunner().invoke(main, ["backup", str(tmp_path / "x.sqlite3")])
+    assert result.exit_code == 1
+    assert "mongodump" in result.stderr
+    assert not (tmp_path / "x.sqlite3").exists()
