@@ -215,9 +215,8 @@ def trusted_of(settings: Settings) -> dict[str, str] | None:
 
 
 def cors(settings: Settings) -> list[Middleware]:
-    """Browsers may call the API from the configured origins only (none by default)."""
-    if not settings.cors_origins and settings.cors_origin_regex is None:
-        return []
+    """Browsers may call the API from the configured origins only (none by default). With
+    none, the middleware still answers a preflight: a refusal that names CORS, not a 405."""
     return [
         Middleware(
             GraphQLShapedCORSMiddleware,

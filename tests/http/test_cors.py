@@ -92,3 +92,18 @@ async def test_local_origins_are_allowed_as_dev_serve_allows_them(
         )
     assert preflight.status_code == (200 if allowed else 400)
     assert (preflight.headers.get("Access-Control-Allow-Origin") == origin) is allowed
+
+
+async def test_with_no_origin_allowed_a_preflight_is_refused_as_cors(store: object) -> None:
+    """A page on a dev server learns that CORS is the matter, not that OPTIONS is unknown."""
+    from server.app import create_app
+    from tests.conftest import http_client
+
+    app = create_app(Settings(), store)  # type: ignore[arg-type]
+    async with http_client(app) as http:
+        preflight = await http.options(
+            "/graphql",
+            headers={"Origin": "http://localhost:5173", "Access-Control-Request-Method": "POST"},
+        )
+    assert preflight.status_code == 400
+    assert "Disallowed CORS origin" in preflight.json()["errors"][0]["message"]
