@@ -48,7 +48,7 @@ from server.configuration import (
 )
 from server.http_protocol import GuardedHttpToolsProtocol, raise_descriptor_limit
 from server.logs import log_config, printable
-from server.persisted_queries import trusted_manifest
+from server.persisted_queries import manifest_documents, trusted_manifest
 from server.settings import LOCAL_ORIGINS, Settings
 from store import Store, StoreUnavailable, connect, prepare
 
@@ -407,8 +407,10 @@ def backup(file: Path) -> None:
 @main.command(
     "trusted-documents",
     help=(
-        "Write the manifest of the site's own documents (DOCUMENTS; by default contract/*.graphql)"
-        " for ALMANAC_TRUSTED_DOCUMENTS, each checked against the schema first."
+        "Write the manifest of the documents the site may run, for ALMANAC_TRUSTED_DOCUMENTS: "
+        "DOCUMENTS are .graphql files (by default contract/*.graphql) and the manifests a "
+        "client's build makes (Apollo's persisted-query manifest, Relay's "
+        "persisted_queries.json), each document checked against the schema first."
     ),
 )
 @click.argument("documents", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
@@ -423,18 +425,34 @@ def trusted_documents(documents: tuple[Path, ...], output: Path) -> None:
     if not paths:
         click.echo(f"No documents given, and none in {CONTRACT_DIR}/.", err=True)
         raise SystemExit(1)
-    texts = []
+    manifest: dict[str, str] = {}
     for path in paths:
-        text = path.read_text(encoding="utf-8")
-        if problems := document_problems(text):
-            click.echo(f"Refused: {path} does not run on this schema:", err=True)
-            for problem in problems:
-                click.echo(f"  {problem}", err=True)
-            raise SystemExit(1)
-        texts.append(text)
-    manifest = trusted_manifest(texts)
+        for document_id, text in documents_in(path).items():
+            if problems := document_problems(text):
+                shown_id = printable(document_id)
+                where = f"{path} ({shown_id})" if path.suffix == ".json" else str(path)
+                click.echo(f"Refused: {where} does not run on this schema:", err=True)
+                for problem in problems:
+                    click.echo(f"  {problem}", err=True)
+                raise SystemExit(1)
+            if manifest.setdefault(document_id, text) != text:
+                shown_id = printable(document_id)
+                click.echo(f"Refused: {path} gives {shown_id} another document.", err=True)
+                raise SystemExit(1)
     output.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     click.echo(f"Wrote {output}: {counted(len(manifest), 'trusted document')}.")
+
+
+def documents_in(path: Path) -> dict[str, str]:
+    """A .graphql file's text by its SHA-256, or a client's manifest's documents by their ids."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix != ".json":
+        return trusted_manifest([text])
+    try:
+        return manifest_documents(json.loads(text), str(path))
+    except ValueError as error:  # JSON that does not parse, or is no manifest
+        click.echo(f"Refused: {error}", err=True)
+        raise SystemExit(1) from None
 
 
 @main.command(

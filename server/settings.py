@@ -154,7 +154,8 @@ class Settings(BaseSettings):
     redis_key_prefix: str = Field(default="almanac:", description="Prefix of every Redis key.")
     trusted_documents: Path | None = Field(
         default=None,
-        description="JSON manifest {sha256: document}: when set, only these documents run "
+        description="A manifest of documents by id (Apollo's persisted-query manifest, Relay's "
+        "persisted_queries.json, or almanac trusted-documents'): when set, only these run "
         "(admin keys excepted).",
     )
     # Connections: slow, idle and oversized clients let go (server/http_protocol.py).

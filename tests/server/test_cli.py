@@ -405,6 +405,80 @@ def test_an_unreachable_mongodb_is_one_line_naming_its_host_and_the_setting(
     assert "secret" not in lines[0]
 
 
+CATEGORIES = "query Categories { categories { slug __typename } }"
+COVERAGE = "query Coverage { modelCardCoverage { labsRead } }"
+
+
+def client_manifests(folder: Path) -> tuple[Path, Path]:
+    """An Apollo persisted-query manifest and a Relay persisted_queries.json, each with the ids
+    its tool gives (an id of Apollo's own choosing; Relay's MD5)."""
+    apollo = folder / "persisted-query-manifest.json"
+    operation = {"id": "categories-v1", "name": "Categories", "type": "query", "body": CATEGORIES}
+    apollo.write_text(
+        json.dumps(
+            {"format": "apollo-persisted-query-manifest", "version": 1, "operations": [operation]}
+        )
+    )
+    relay = folder / "persisted_queries.json"
+    relay.write_text(json.dumps({"3f2b8c0e9a1d4b7c8e6f5a4b3c2d1e0f": COVERAGE}))
+    return apollo, relay
+
+
+async def test_trusted_documents_takes_the_clients_manifests(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store: Store
+) -> None:
+    """Apollo's and Relay's manifests and the contract, merged: each runs by the id its own
+    manifest gives it, exactly as the client sends it."""
+    monkeypatch.chdir(ROOT)
+    apollo, relay = client_manifests(tmp_path)
+    contract = ROOT / "contract" / "benchmark-page.graphql"
+    manifest = tmp_path / "trusted-documents.json"
+    result = CliRunner().invoke(
+        main,
+        ["trusted-documents", str(contract), str(apollo), str(relay), "--output", str(manifest)],
+    )
+    assert result.exit_code == 0, result.output
+    assert f"Wrote {manifest}: 3 trusted documents." in result.output
+    app = create_app(Settings(trusted_documents=manifest), store)
+    async with http_client(app) as http:
+        by_apollo_id = await http.post(
+            "/graphql",
+            json={"extensions": {"persistedQuery": {"version": 1, "sha256Hash": "categories-v1"}}},
+        )
+        assert by_apollo_id.json()["data"]["categories"][0]["__typename"] == "Category"
+        by_relay_id = await http.post(
+            "/graphql", json={"documentId": "3f2b8c0e9a1d4b7c8e6f5a4b3c2d1e0f"}
+        )
+        assert by_relay_id.json()["data"]["modelCardCoverage"]["labsRead"] > 0
+        unknown = await http.post(
+            "/graphql", json={"documentId": "3F2B8C0E9A1D4B7C8E6F5A4B3C2D1E0F"}
+        )
+        assert unknown.json()["errors"][0]["extensions"]["code"] == "DOCUMENT_NOT_TRUSTED"
+    await app.state.services.budgets.close()
+    # The server takes each manifest as it is, too.
+    for client_manifest in (apollo, relay):
+        assert Settings(trusted_documents=client_manifest).trusted_documents == client_manifest
+
+
+def test_a_manifest_entry_that_would_not_run_is_refused_by_its_id(tmp_path: Path) -> None:
+    relay = tmp_path / "persisted_queries.json"
+    relay.write_text(json.dumps({"0a1b2c": 'query Old { benchmark(slug: "x") { gone } }'}))
+    result = CliRunner().invoke(
+        main, ["trusted-documents", str(relay), "--output", str(tmp_path / "out.json")]
+    )
+    assert result.exit_code == 1
+    assert f"Refused: {relay} (0a1b2c) does not run on this schema:" in result.stderr
+    assert not (tmp_path / "out.json").exists()
+    code, _, err = invoke_serve_with(relay)
+    assert code == 2
+    assert "0a1b2c does not run on this schema" in err
+
+
+def invoke_serve_with(manifest: Path) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, ["serve"], env={"ALMANAC_TRUSTED_DOCUMENTS": str(manifest)})
+    return result.exit_code, result.stdout, result.stderr
+
+
 def test_backup_copies_the_embedded_store_while_it_is_open(database: Store, tmp_path: Path) -> None:
     """`almanac backup FILE`: a whole copy, taken while another connection has the store open,
     that opens as the same almanac."""
