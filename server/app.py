@@ -29,7 +29,7 @@ from server.api_keys import ADMIN_KEY_FILE, EMBEDDED_ADMIN_KEY_NAME, kept_key
 from server.charges import Charges
 from server.downloads import Downloads
 from server.errors import http_error
-from server.front_door import front_door, guide
+from server.front_door import favicon, front_door, guide
 from server.graphiql import asset_endpoint
 from server.graphql_view import AlmanacGraphQL
 from server.logs import Observer, RequestIds
@@ -132,6 +132,7 @@ def create_app(
             Route("/graphql", graphql_view(settings, services, tracing), methods=["GET", "POST"]),
             Route("/", front_door),
             Route("/docs/{name}.md", guide),
+            Route("/favicon.ico", favicon),
             Route("/schema.graphql", published_schema),
             Route("/benchmarks/{slug}.{format}", downloads.leaderboard),
             Route("/models/{slug}.csv", downloads.standings),

@@ -59,6 +59,7 @@ CONTRACT_DIR = Path("contract")
 
 
 @click.group(help="The Benchmark Almanac API. Configuration comes from ALMANAC_* variables.")
+@click.version_option(package_name="benchmark-almanac-api", prog_name="almanac")
 def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s:     %(name)s: %(message)s")
 

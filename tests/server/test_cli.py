@@ -10,6 +10,7 @@ import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from importlib.metadata import version
 from pathlib import Path
 
 import httpx
@@ -507,3 +508,8 @@ def test_backup_on_mongodb_says_to_use_mongodump(
     assert result.exit_code == 1
     assert "mongodump" in result.stderr
     assert not (tmp_path / "x.sqlite3").exists()
+
+
+def test_version_is_the_packages() -> None:
+    result = run("--version")
+    assert result.output == f"almanac, version {version('benchmark-almanac-api')}\n"
