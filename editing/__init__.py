@@ -4,6 +4,7 @@ revisions, and the file format and bulk import.
 Other packages import from here, never from the modules inside (import-linter checks it)."""
 
 from editing.changes import Stamp
+from editing.counts import counted
 from editing.dataset import (
     dataset_lines,
     export_dataset,
@@ -46,6 +47,7 @@ __all__ = [
     "Stamp",
     "check_slug",
     "control_character",
+    "counted",
     "dataset_lines",
     "ensure_seeded",
     "export_dataset",

@@ -16,6 +16,7 @@ from itertools import islice
 from typing import Any, Literal
 
 from editing.changes import Stamp
+from editing.counts import counted_items
 from editing.dataset import CSV_LINES, Dataset, Item, Source, as_source
 from editing.editor import Editor
 from editing.errors import EditError, InvalidInput, Problem, dotted
@@ -63,11 +64,11 @@ class ImportSummary:
         return sum(1 for outcome in self.outcomes if outcome.result == result)
 
     def describe(self) -> str:
-        """`11 benchmarks, 8 models, ...: 30 created, 0 updated, 0 unchanged, 0 rejected`."""
+        """`11 benchmarks, 1 category, ...: 30 created, 0 updated, 0 unchanged, 0 rejected`."""
         sections: dict[str, int] = {}
         for outcome in self.outcomes:
             sections[outcome.section] = sections.get(outcome.section, 0) + 1
-        items = ", ".join(f"{count} {section}" for section, count in sections.items())
+        items = ", ".join(counted_items(count, section) for section, count in sections.items())
         results = ", ".join(
             f"{self.count(result)} {result}"
             for result in ("created", "updated", "unchanged", "rejected")

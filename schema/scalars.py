@@ -29,22 +29,30 @@ def _parse_with(is_valid: Callable[[object], bool], shape: str) -> Callable[[obj
     return parse
 
 
+# What each scalar's text follows (`@specifiedBy`), for code generators: RFC 3339's full-date
+# and date-time (section 5.6), ISO 8601's calendar month (YYYY-MM).
+RFC_3339 = "https://www.rfc-editor.org/rfc/rfc3339#section-5.6"
+ISO_8601 = "https://www.iso.org/iso-8601-date-and-time-format.html"
+
 SCALARS: dict[object, ScalarDefinition] = {
     Date: strawberry.scalar(
         name="Date",
-        description="A calendar date in ISO 8601 form, `YYYY-MM-DD` (for example `2026-11-12`).",
+        description="A calendar date, RFC 3339's full-date `YYYY-MM-DD` (e.g. `2026-11-12`).",
+        specified_by_url=RFC_3339,
         serialize=str,
         parse_value=_parse_with(lambda value: as_date(value) is not None, DATE_SHAPE),
     ),
     YearMonth: strawberry.scalar(
         name="YearMonth",
-        description="A month of a year, `YYYY-MM` (for example `2023-09`): releases have no day.",
+        description="A month of a year, ISO 8601's `YYYY-MM` (`2023-09`): releases have no day.",
+        specified_by_url=ISO_8601,
         serialize=str,
         parse_value=_parse_with(is_month, MONTH_SHAPE),
     ),
     DateTime: strawberry.scalar(
         name="DateTime",
-        description="An instant in UTC, ISO 8601 to the second (`2026-11-12T09:30:00Z`).",
+        description="An instant in UTC, RFC 3339 date-time to the second (`2026-11-12T09:30:00Z`).",
+        specified_by_url=RFC_3339,
         serialize=str,
         parse_value=_parse_with(is_instant, INSTANT_SHAPE),
     ),

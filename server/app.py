@@ -22,14 +22,14 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, request_response
 
 from api_errors import INTERNAL_ERROR_MESSAGE
-from editing import ensure_seeded
+from editing import counted, ensure_seeded
 from request_limits import Budgets, LocalBudgets, RedisBudgets
 from schema import Services, almanac_schema
 from server.api_keys import ADMIN_KEY_FILE, EMBEDDED_ADMIN_KEY_NAME, kept_key
 from server.charges import Charges
 from server.downloads import Downloads
 from server.errors import http_error
-from server.front_door import front_door, guide
+from server.front_door import favicon, front_door, guide
 from server.graphiql import asset_endpoint
 from server.graphql_view import AlmanacGraphQL
 from server.logs import Observer, RequestIds
@@ -132,6 +132,7 @@ def create_app(
             Route("/graphql", graphql_view(settings, services, tracing), methods=["GET", "POST"]),
             Route("/", front_door),
             Route("/docs/{name}.md", guide),
+            Route("/favicon.ico", favicon),
             Route("/schema.graphql", published_schema),
             Route("/benchmarks/{slug}.{format}", downloads.leaderboard),
             Route("/models/{slug}.csv", downloads.standings),
@@ -215,13 +216,13 @@ def trusted_of(settings: Settings) -> dict[str, str] | None:
 
 
 def cors(settings: Settings) -> list[Middleware]:
-    """Browsers may call the API from the configured origins only (none by default)."""
-    if not settings.cors_origins:
-        return []
+    """Browsers may call the API from the configured origins only (none by default). With
+    none, the middleware still answers a preflight: a refusal that names CORS, not a 405."""
     return [
         Middleware(
             GraphQLShapedCORSMiddleware,
             allow_origins=settings.cors_origins,
+            allow_origin_regex=settings.cors_origin_regex,
             allow_methods=["GET", "POST"],
             allow_headers=["Authorization", "Content-Type", "If-None-Match"],
             expose_headers=[
@@ -248,11 +249,18 @@ async def open_store(settings: Settings) -> Store:
     if summary := await ensure_seeded(opened):
         log.info("Loaded the bundled dataset: %s", summary.describe())
     if not opened.embedded:
-        log.info("Benchmark Almanac API on MongoDB database '%s'", settings.mongodb_database)
+        log.info(
+            "Benchmark Almanac API on MongoDB database '%s': %s",
+            settings.mongodb_database,
+            await benchmark_count(opened),
+        )
         return opened
+    # Every clone of this user shares the default directory: say which one this is.
     log.info(
-        "Benchmark Almanac API on the embedded store in %s (no ALMANAC_MONGODB_URI set)",
+        "Benchmark Almanac API on the embedded store in %s (ALMANAC_DATA_DIR; no "
+        "ALMANAC_MONGODB_URI set): %s",
         settings.data_dir,
+        await benchmark_count(opened),
     )
     kept = settings.data_dir / ADMIN_KEY_FILE
     key, made = await kept_key(opened, kept, EMBEDDED_ADMIN_KEY_NAME, "admin")
@@ -261,6 +269,11 @@ async def open_store(settings: Settings) -> Store:
     else:
         log.info("Admin API key kept in %s (`almanac admin-key` shows it)", kept)
     return opened
+
+
+async def benchmark_count(opened: Store) -> str:
+    count = sum(category["benchmark_count"] for category in await opened.categories())
+    return counted(count, "benchmark")
 
 
 def app_from_environment() -> Starlette:

@@ -5,6 +5,7 @@ import asyncio
 import getpass
 import json
 import logging
+import os
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -20,6 +21,7 @@ from editing import (
     InvalidInput,
     Stamp,
     control_character,
+    counted,
     ensure_seeded,
     import_dataset,
     item_count,
@@ -37,6 +39,7 @@ from server.api_keys import (
     revoke_key,
     set_budget,
 )
+from server.app import benchmark_count
 from server.configuration import (
     ConfigurationError,
     effective_configuration,
@@ -45,8 +48,8 @@ from server.configuration import (
 )
 from server.http_protocol import GuardedHttpToolsProtocol, raise_descriptor_limit
 from server.logs import log_config, printable
-from server.persisted_queries import trusted_manifest
-from server.settings import Settings
+from server.persisted_queries import manifest_documents, trusted_manifest
+from server.settings import LOCAL_ORIGINS, Settings
 from store import Store, StoreUnavailable, WriteFailed, connect, prepare
 
 T = TypeVar("T")
@@ -56,6 +59,7 @@ CONTRACT_DIR = Path("contract")
 
 
 @click.group(help="The Benchmark Almanac API. Configuration comes from ALMANAC_* variables.")
+@click.version_option(package_name="benchmark-almanac-api", prog_name="almanac")
 def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s:     %(name)s: %(message)s")
 
@@ -64,7 +68,16 @@ def main() -> None:
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535))
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1))
-def serve(host: str, port: int, workers: int) -> None:
+@click.option(
+    "--allow-local-origins",
+    is_flag=True,
+    help="Let pages from http://localhost:* and http://127.0.0.1:* call the API from a browser "
+    "(what `./dev serve` does), unless ALMANAC_CORS_ORIGIN_REGEX says otherwise.",
+)
+def serve(host: str, port: int, workers: int, allow_local_origins: bool) -> None:
+    if allow_local_origins:
+        # The app is made from the environment, in each worker: the setting goes there.
+        os.environ.setdefault("ALMANAC_CORS_ORIGIN_REGEX", LOCAL_ORIGINS)
     settings = configured()
     if settings.metrics_port == port:
         refuse_configuration([f"ALMANAC_METRICS_PORT: {port} is the API's own port (--port)"])
@@ -77,6 +90,7 @@ def serve(host: str, port: int, workers: int) -> None:
     # opened is one line and exit code 2, not the app's start-up failing with a traceback.
     run_on_database(lambda store: store.ping())
     click.echo(f"GraphiQL: http://{host}:{port}/graphql  (POST GraphQL requests to the same URL)")
+    click.echo(f"CORS: {allowed_origins(settings)}")
     raise_descriptor_limit(settings.max_connections)
     uvicorn.run(
         "server.app:app_from_environment",
@@ -93,6 +107,20 @@ def serve(host: str, port: int, workers: int) -> None:
         timeout_keep_alive=settings.keep_alive_timeout_seconds,
         timeout_graceful_shutdown=settings.shutdown_timeout_seconds,
     )
+
+
+def allowed_origins(settings: Settings) -> str:
+    """Which browser origins may call the API, in words, for the start-up lines."""
+    allowed = [*settings.cors_origins]
+    if settings.cors_origin_regex is not None:
+        allowed.append(
+            "http://localhost:* and http://127.0.0.1:*"
+            if settings.cors_origin_regex == LOCAL_ORIGINS
+            else f"origins matching {settings.cors_origin_regex}"
+        )
+    if not allowed:
+        return "no browser origin may call this API (set ALMANAC_CORS_ORIGINS)"
+    return "browsers may call this API from " + ", ".join(allowed)
 
 
 def configured() -> Settings:
@@ -371,14 +399,42 @@ def export_file(file: Path) -> None:
     except OSError as error:
         partial.unlink(missing_ok=True)
         raise click.ClickException(f"{file} was not written: {error.strerror}") from error
-    click.echo(f"Exported {benchmarks} benchmarks to {file}.")
+    click.echo(f"Exported {counted(benchmarks, 'benchmark')} to {file}.")
+
+
+@main.command(
+    "backup",
+    help="Copy the embedded store to FILE, consistently, while a server runs on it (SQLite's "
+    "online backup). On MongoDB, use mongodump.",
+)
+@click.argument("file", type=click.Path(dir_okay=False, writable=True, path_type=Path))
+def backup(file: Path) -> None:
+    if configured().mongodb_uri:
+        click.echo(
+            "The almanac is on MongoDB (ALMANAC_MONGODB_URI): back it up with mongodump "
+            "(docs/operations.md, Backups).",
+            err=True,
+        )
+        raise SystemExit(1)
+
+    async def work(store: Store) -> str:
+        await store.backup(file)
+        return await benchmark_count(store)
+
+    try:
+        held = run_on_database(work)
+    except OSError as error:
+        raise click.ClickException(f"{file} cannot be written: {error.strerror}") from error
+    click.echo(f"Backed up the embedded store ({held}) to {file}.")
 
 
 @main.command(
     "trusted-documents",
     help=(
-        "Write the manifest of the site's own documents (DOCUMENTS; by default contract/*.graphql)"
-        " for ALMANAC_TRUSTED_DOCUMENTS, each checked against the schema first."
+        "Write the manifest of the documents the site may run, for ALMANAC_TRUSTED_DOCUMENTS: "
+        "DOCUMENTS are .graphql files (by default contract/*.graphql) and the manifests a "
+        "client's build makes (Apollo's persisted-query manifest, Relay's "
+        "persisted_queries.json), each document checked against the schema first."
     ),
 )
 @click.argument("documents", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
@@ -393,18 +449,34 @@ def trusted_documents(documents: tuple[Path, ...], output: Path) -> None:
     if not paths:
         click.echo(f"No documents given, and none in {CONTRACT_DIR}/.", err=True)
         raise SystemExit(1)
-    texts = []
+    manifest: dict[str, str] = {}
     for path in paths:
-        text = path.read_text(encoding="utf-8")
-        if problems := document_problems(text):
-            click.echo(f"Refused: {path} does not run on this schema:", err=True)
-            for problem in problems:
-                click.echo(f"  {problem}", err=True)
-            raise SystemExit(1)
-        texts.append(text)
-    manifest = trusted_manifest(texts)
+        for document_id, text in documents_in(path).items():
+            if problems := document_problems(text):
+                shown_id = printable(document_id)
+                where = f"{path} ({shown_id})" if path.suffix == ".json" else str(path)
+                click.echo(f"Refused: {where} does not run on this schema:", err=True)
+                for problem in problems:
+                    click.echo(f"  {problem}", err=True)
+                raise SystemExit(1)
+            if manifest.setdefault(document_id, text) != text:
+                shown_id = printable(document_id)
+                click.echo(f"Refused: {path} gives {shown_id} another document.", err=True)
+                raise SystemExit(1)
     output.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
-    click.echo(f"Wrote {output}: {len(manifest)} trusted documents.")
+    click.echo(f"Wrote {output}: {counted(len(manifest), 'trusted document')}.")
+
+
+def documents_in(path: Path) -> dict[str, str]:
+    """A .graphql file's text by its SHA-256, or a client's manifest's documents by their ids."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix != ".json":
+        return trusted_manifest([text])
+    try:
+        return manifest_documents(json.loads(text), str(path))
+    except ValueError as error:  # JSON that does not parse, or is no manifest
+        click.echo(f"Refused: {error}", err=True)
+        raise SystemExit(1) from None
 
 
 @main.command(

@@ -3,7 +3,8 @@
 GET carries one request in the query string (`query`, `variables`, `operationName`,
 `extensions`, `documentId`; JSON where the value is an object). POST carries a JSON object, or
 a JSON array of them (a batch). Anything else is refused with a status and a clear message.
-A `documentId: "sha256:<hash>"` is read as the persisted query of that hash.
+A `documentId: "sha256:<hash>"` is read as the persisted query of that hash; any other
+`documentId` names a trusted document by its id in the manifest (Relay's, say).
 """
 
 from typing import Any, TypeVar
@@ -13,7 +14,7 @@ from cross_web import AsyncHTTPRequestAdapter
 from strawberry.http import GraphQLRequestData
 
 from api_errors import ApiError
-from server.persisted_queries import requested_hash
+from server.persisted_queries import DOCUMENT_ID, requested_hash
 
 MAX_JSON_DEPTH = 32
 """How deep arrays and objects may nest in the JSON a request carries (its body; GET's
@@ -113,11 +114,21 @@ def _graphql_request(fields: dict[str, Any]) -> GraphQLRequestData:
     query = _optional(fields, "query", str)
     extensions = _optional(fields, "extensions", dict)
     if (document_id := _optional(fields, "documentId", str)) is not None:
-        scheme, _, digest = document_id.partition(":")
-        if scheme != "sha256" or not digest:
-            raise ApiError('`documentId` must read "sha256:<hex digest>".', status=400)
-        extensions = {**(extensions or {}), "persistedQuery": {"version": 1, "sha256Hash": digest}}
-    if query is None and requested_hash(extensions) is None:
+        if not document_id:
+            raise ApiError("`documentId` must name a document.", status=400)
+        scheme, colon, digest = document_id.partition(":")
+        if not colon:  # an id of a client's manifest (Relay's), as its trusted documents hold it
+            extensions = {**(extensions or {}), DOCUMENT_ID: document_id}
+        elif scheme == "sha256" and digest:
+            persisted = {"version": 1, "sha256Hash": digest}
+            extensions = {**(extensions or {}), "persistedQuery": persisted}
+        else:
+            raise ApiError(
+                '`documentId` must read "sha256:<hex digest>", or be the id a trusted '
+                "documents' manifest gives.",
+                status=400,
+            )
+    if query is None and requested_hash(extensions) is None and document_id is None:
         raise ApiError("No GraphQL query found in the request: send `query`.", status=400)
     return GraphQLRequestData(
         query=query,

@@ -5,6 +5,7 @@ the store wrapped, and its class, are left as they are."""
 
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
+from pathlib import Path
 from typing import Any
 
 from store import (
@@ -220,6 +221,10 @@ class ObservedStore(Store):
 
     async def follow_changes(self) -> None:
         await self.inner.follow_changes()
+
+    async def backup(self, target: Path) -> None:
+        with self.observe("backup"):
+            await self.inner.backup(target)
 
     async def close(self) -> None:
         await self.inner.close()

@@ -3,8 +3,12 @@
 - Automatic persisted queries (Apollo's protocol): `extensions.persistedQuery.sha256Hash`. An
   unknown hash gets `PERSISTED_QUERY_NOT_FOUND`; the client sends the text with the hash once,
   and the hash alone works from then on, over POST or GET.
-- Trusted documents: with a manifest configured, only its documents run (by hash, by
-  `documentId: "sha256:<hash>"`, or by their exact text), except for admin keys.
+- Trusted documents: with a manifest configured, only its documents run (by the id the
+  manifest holds, sent as `documentId` or `extensions.persistedQuery.sha256Hash`, or by their
+  exact text), except for admin keys. A manifest is the client build's own: Apollo's
+  persisted-query manifest (`@apollo/generate-persisted-query-manifest`), Relay's
+  `persisted_queries.json`, or `almanac trusted-documents`' (`{"<sha256>": "<text>"}`); each
+  of its documents is checked against the schema before any is served.
 
 The view resolves an operation's text here before the schema runs it (graphql_request reads
 `documentId` as the persisted query of that hash).
@@ -12,8 +16,10 @@ The view resolves an operation's text here before the schema runs it (graphql_re
 
 import contextlib
 import hashlib
+import re
 import sys
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -21,8 +27,9 @@ import orjson
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from api_errors import ApiError, ErrorCode
+from api_errors import ApiError, ErrorCode, shown
 from request_limits import BoundedCache
+from schema import document_problems
 
 REDIS_DOCUMENT_SECONDS = 30 * 24 * 3600
 
@@ -78,15 +85,56 @@ def trusted_manifest(texts: list[str]) -> dict[str, str]:
     return {sha256_hex(text): text for text in texts}
 
 
-def load_trusted_documents(path: Path) -> dict[str, str]:
-    """A manifest `{"<sha256 of the text>": "<text>", ...}`, each hash checked."""
-    manifest = orjson.loads(path.read_bytes())
-    if not isinstance(manifest, dict):
-        raise ValueError(f"{path}: expected a JSON object of sha256 hash to document")
-    for sha256, text in manifest.items():
-        if not isinstance(text, str) or sha256_hex(text) != sha256:
-            raise ValueError(f"{path}: {sha256} is not the SHA-256 of its document")
+APOLLO_FORMAT = "apollo-persisted-query-manifest"
+SHA256_ID = re.compile(r"[0-9a-fA-F]{64}")
+
+
+def manifest_documents(manifest: object, where: str) -> dict[str, str]:
+    """The documents of a client's manifest by the ids it gives them: Apollo's persisted-query
+    manifest (`{"format": "apollo-persisted-query-manifest", "operations": [...]}`), or an
+    object of id to text (Relay's `persisted_queries.json`, `almanac trusted-documents`')."""
+    if isinstance(manifest, dict) and manifest.get("format") == APOLLO_FORMAT:
+        if manifest.get("version") != 1:
+            raise ValueError(f"{where}: an Apollo manifest of version 1 is expected")
+        operations = manifest.get("operations")
+        if not isinstance(operations, list):
+            raise ValueError(f"{where}: `operations` must be a list")
+        documents: dict[str, str] = {}
+        for index, operation in enumerate(operations):
+            if not (
+                isinstance(operation, dict)
+                and isinstance(operation.get("id"), str)
+                and isinstance(operation.get("body"), str)
+            ):
+                raise ValueError(f"{where}: operations[{index}] needs an `id` and a `body`")
+            documents[operation["id"]] = operation["body"]
+        return documents
+    if not isinstance(manifest, dict) or not all(
+        isinstance(text, str) for text in manifest.values()
+    ):
+        raise ValueError(
+            f"{where}: expected Apollo's persisted-query manifest, or a JSON object of id to "
+            "document (Relay's persisted_queries.json)"
+        )
+    for document_id, text in manifest.items():
+        # An id shaped as a SHA-256 (this API's manifests, Relay's SHA256 ids) is the text's.
+        if SHA256_ID.fullmatch(document_id) and sha256_hex(text) != document_id.lower():
+            raise ValueError(f"{where}: {document_id} is not the SHA-256 of its document")
     return manifest
+
+
+def load_trusted_documents(path: Path) -> dict[str, str]:
+    """The trusted documents of the manifest at `path` by their ids, each checked against the
+    schema: one that would not run is refused, naming its id."""
+    try:
+        manifest = orjson.loads(path.read_bytes())
+    except orjson.JSONDecodeError as error:
+        raise ValueError(f"{path} is not JSON: {error}") from None
+    documents = manifest_documents(manifest, str(path))
+    for document_id, text in documents.items():
+        if problems := document_problems(text):
+            raise ValueError(f"{path}: {document_id} does not run on this schema: {problems[0]}")
+    return documents
 
 
 @dataclass(frozen=True)
@@ -101,9 +149,15 @@ class PersistedQueries:
         may_run_any: bool,
     ) -> tuple[str, Found]:
         """The document to run, from the request's text or hash, and how it was found."""
-        sha256 = requested_hash(extensions)
         if self.trusted is not None and not may_run_any:
-            return self._trusted_text(query, sha256), "trusted"
+            return self._trusted_text(query, extensions), "trusted"
+        sha256 = requested_hash(extensions)
+        if sha256 is None and (document_id := (extensions or {}).get(DOCUMENT_ID)) is not None:
+            raise ApiError(
+                f"Unknown document {shown(document_id)}: this API knows documents by id only "
+                'from its trusted documents; send the text, or documentId "sha256:<hash>".',
+                code=ErrorCode.PERSISTED_QUERY_NOT_FOUND,
+            )
         if sha256 is None:
             if query is None:
                 raise ApiError("No GraphQL query found in the request: send `query`.", status=400)
@@ -123,11 +177,19 @@ class PersistedQueries:
         await self.documents.put(sha256, query)
         return query, "registered"
 
-    def _trusted_text(self, query: str | None, sha256: str | None) -> str:
+    @cached_property
+    def _trusted_texts(self) -> frozenset[str]:
+        return frozenset(self.trusted.values()) if self.trusted else frozenset()
+
+    def _trusted_text(self, query: str | None, extensions: dict[str, Any] | None) -> str:
+        """The trusted document a request names: by the id its manifest holds (as
+        `documentId`, or as Apollo's `persistedQuery` hash), or by its exact text."""
         assert self.trusted is not None
-        sha256 = sha256 or (sha256_hex(query) if query is not None else None)
-        if sha256 is not None and (text := self.trusted.get(sha256)) is not None:
+        named = sent_document_id(extensions)
+        if named is not None and (text := self.trusted.get(named)) is not None:
             return text
+        if named is None and query is not None and query in self._trusted_texts:
+            return query
         raise ApiError(
             "This API runs only its registered documents; this one is not among them.",
             code=ErrorCode.DOCUMENT_NOT_TRUSTED,
@@ -146,3 +208,18 @@ def requested_hash(extensions: dict[str, Any] | None) -> str | None:
             status=400,
         )
     return sha256.lower()
+
+
+DOCUMENT_ID = "documentId"
+"""Where the request's `documentId`, when it names no SHA-256, waits in its extensions."""
+
+
+def sent_document_id(extensions: dict[str, Any] | None) -> str | None:
+    """The id a request names its document by, exactly as sent: its `documentId`, or Apollo's
+    `persistedQuery.sha256Hash` (the id in Apollo's manifest)."""
+    if isinstance(document_id := (extensions or {}).get(DOCUMENT_ID), str):
+        return document_id
+    persisted = (extensions or {}).get("persistedQuery")
+    if isinstance(persisted, dict) and isinstance(sha256 := persisted.get("sha256Hash"), str):
+        return sha256
+    return None

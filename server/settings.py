@@ -1,6 +1,7 @@
 """All configuration, read once from the environment (prefix ALMANAC_) and passed down."""
 
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Annotated, Literal, Self
@@ -14,6 +15,8 @@ from request_limits import BucketPolicy, DocumentLimits
 from server.persisted_queries import load_trusted_documents
 from store import mongodb_uri_problem
 
+# Pages on a developer's machine, any port (`almanac serve --allow-local-origins`).
+LOCAL_ORIGINS = r"http://(localhost|127\.0\.0\.1)(:[0-9]+)?"
 GRAPHIQL_PACKAGES = Path(__file__).parent / "graphiql" / "node_modules"
 
 
@@ -157,7 +160,8 @@ class Settings(BaseSettings):
     redis_key_prefix: str = Field(default="almanac:", description="Prefix of every Redis key.")
     trusted_documents: Path | None = Field(
         default=None,
-        description="JSON manifest {sha256: document}: when set, only these documents run "
+        description="A manifest of documents by id (Apollo's persisted-query manifest, Relay's "
+        "persisted_queries.json, or almanac trusted-documents'): when set, only these run "
         "(admin keys excepted).",
     )
     # Connections: slow, idle and oversized clients let go (server/http_protocol.py).
@@ -187,6 +191,11 @@ class Settings(BaseSettings):
     )
     cors_origins: Annotated[list[str], NoDecode] = Field(
         default=[], description="Origins browsers may call the API from, comma-separated."
+    )
+    cors_origin_regex: str | None = Field(
+        default=None,
+        description="Origins browsers may call the API from, as a regular expression matching "
+        "the whole origin (`./dev serve` sets one for local dev servers).",
     )
     cache_max_age_seconds: int = Field(
         default=0, ge=0, description="max-age of cacheable GET answers (ETags revalidate them)."
@@ -239,6 +248,16 @@ class Settings(BaseSettings):
             if origin != "*" and (parts.scheme not in ("http", "https") or not parts.netloc):
                 raise ValueError(f"{origin!r} is not an origin like https://example.org")
         return origins
+
+    @field_validator("cors_origin_regex")
+    @classmethod
+    def _a_pattern(cls, pattern: str | None) -> str | None:
+        if pattern is not None:
+            try:
+                re.compile(pattern)
+            except re.error as error:
+                raise ValueError(f"{pattern!r} is not a regular expression: {error}") from None
+        return pattern
 
     @model_validator(mode="after")
     def _any_allowed_request_fits_a_bucket(self) -> Self:

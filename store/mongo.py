@@ -4,6 +4,7 @@ import asyncio
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 from pymongo import ASCENDING
@@ -33,6 +34,7 @@ from store.queries import (
     ItemCounts,
     Neighbourhood,
     NeighbourhoodRequest,
+    NoOnlineBackup,
     Order,
     SeedState,
     Write,
@@ -392,6 +394,11 @@ class MongoStore:
     async def follow_changes(self) -> None:
         """Bump the data version on every change any process makes, until cancelled."""
         await follow_changes(self.db, self.version)
+
+    async def backup(self, target: Path) -> None:
+        raise NoOnlineBackup(
+            "The almanac is on MongoDB: back it up with mongodump (docs/operations.md, Backups)."
+        )
 
     async def close(self) -> None:
         self.db.client.close()

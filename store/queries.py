@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from store.changes import DataVersion
@@ -52,6 +53,10 @@ class AlreadyExists(Exception):
 
 class WriteFailed(Exception):
     """The store could not write (its disk is full, or failed): the write was rolled back."""
+
+
+class NoOnlineBackup(Exception):
+    """This store is backed up with its database's own tools, not by the API."""
 
 
 @dataclass(frozen=True)
@@ -207,4 +212,5 @@ class Store(Protocol):
     def seed_lock(self) -> AbstractAsyncContextManager[None]: ...
     async def dump(self) -> dict[str, list[Any]]: ...
     async def follow_changes(self) -> None: ...
+    async def backup(self, target: Path) -> None: ...
     async def close(self) -> None: ...

@@ -231,6 +231,22 @@ class SqliteStore:
 
         return await self._run(read)
 
+    async def backup(self, target: Path) -> None:
+        """A consistent copy of the database in `target`, made with SQLite's online backup
+        while other processes read and write it; `target` appears only once it is whole."""
+        partial_copy = target.with_name(f".{target.name}.partial")
+
+        def copy(connection: sqlite3.Connection) -> None:
+            partial_copy.unlink(missing_ok=True)
+            with contextlib.closing(sqlite3.connect(partial_copy)) as copied:
+                connection.backup(copied)
+            partial_copy.replace(target)
+
+        try:
+            await self._run(copy)
+        finally:
+            partial_copy.unlink(missing_ok=True)
+
     async def close(self) -> None:
         await self._run(lambda connection: connection.close())
         self._thread.shutdown()

@@ -1,11 +1,9 @@
 """Every example in docs/partners.md runs against a live server, as a partner would run it."""
 
 import os
-import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,44 +16,53 @@ from schema import schema
 from schema.extensions.metering import published_types
 from server.settings import Settings
 from store.queries import Store
-from tests.conftest import live_almanac, skip_unless_required
+from tests.conftest import skip_unless_required
+from tests.docs.guides import ROOT, SHELL, Block, blocks
 from tests.http.test_contract import GENERAL
 
-GUIDE = Path(__file__).parents[2] / "docs" / "partners.md"
-BLOCK = re.compile(r"^```(sh|python)\n(.*?)^```", re.S | re.M)
-EXAMPLES = BLOCK.findall(GUIDE.read_text(encoding="utf-8"))
-
-
-@pytest.fixture(scope="module")
-def live_server() -> Iterator[dict[str, str]]:
-    """`almanac serve` on the embedded store, on a free port, with the key it makes."""
-    with live_almanac() as (url, key):
-        yield {"ALMANAC_URL": url, "ALMANAC_KEY": key}
+GUIDE = ROOT / "docs" / "partners.md"
+EXAMPLES = [
+    block for block in blocks(GUIDE) if block.not_run is None and block.info in {*SHELL, "python"}
+]
+PAGE = ROOT / "contract" / "benchmark-page.graphql"
 
 
 def test_the_guide_has_examples_of_both_kinds() -> None:
-    assert {kind for kind, _ in EXAMPLES} == {"sh", "python"}
+    assert {"python", "sh"} <= {block.info for block in EXAMPLES}
 
 
-@pytest.mark.parametrize(
-    ("kind", "code"), EXAMPLES, ids=[f"{i}-{kind}" for i, (kind, _) in enumerate(EXAMPLES)]
-)
-def test_example_runs(live_server: dict[str, str], kind: str, code: str, tmp_path: Path) -> None:
-    if kind == "sh" and shutil.which("curl") is None:
+@pytest.mark.parametrize("block", EXAMPLES, ids=[block.name for block in EXAMPLES])
+def test_example_runs(live_server: dict[str, str], block: Block, tmp_path: Path) -> None:
+    if block.info in SHELL and shutil.which("curl") is None:
         skip_unless_required("ALMANAC_REQUIRE_CURL", "curl is not installed")
     command = (
-        ["bash", "-euo", "pipefail", "-c", code] if kind == "sh" else [sys.executable, "-c", code]
+        ["bash", "-euo", "pipefail", "-c", block.code]
+        if block.info in SHELL
+        else [sys.executable, "-c", block.code]
     )
     result = subprocess.run(
         command,
         env={**os.environ, **live_server},
-        cwd=tmp_path,  # the files an example downloads land there, not in the checkout
+        cwd=tmp_path,  # what an example writes goes to a folder of its own
         capture_output=True,
         text=True,
         timeout=60,
         check=False,
     )
     assert result.returncode == 0, f"{result.stdout}\n{result.stderr}"
+
+
+def test_the_guide_states_what_the_page_costs(live_server: dict[str, str]) -> None:
+    """The cost the guide quotes is what the live server charges the site's page."""
+    answer = httpx.post(
+        live_server["ALMANAC_URL"] + "/graphql",
+        json={
+            "query": PAGE.read_text(encoding="utf-8"),
+            "variables": {"slug": "code-interpreter-benchmark-general"},
+        },
+    ).json()
+    cost = answer["extensions"]["cost"]["requestedQueryCost"]
+    assert f"The site's own benchmark page costs {cost}." in GUIDE.read_text(encoding="utf-8")
 
 
 def sized_lists() -> list[tuple[str, str, Any, dict[str, Any]]]:
@@ -71,7 +78,7 @@ def sized_lists() -> list[tuple[str, str, Any, dict[str, Any]]]:
     return found
 
 
-def test_the_guide_states_the_real_limits() -> None:
+def test_the_guide_states_the_real_limits(live_server: dict[str, str]) -> None:
     guide = GUIDE.read_text(encoding="utf-8")
     for type_name, field_name, field, sizes in sized_lists():
         if sizes.get("assumedSize") is not None:
@@ -80,18 +87,34 @@ def test_the_guide_states_the_real_limits() -> None:
         argument = sizes["slicingArguments"][0]
         default = default_of(field.args[argument])
         assert f"| `{type_name}.{field_name}` | `{argument}` | {default} |" in guide
+    # What the live server reports of its budgets and maximum, with a key and without.
+    url = live_server["ALMANAC_URL"] + "/graphql"
+    query = {"query": "{ categories { slug } }"}
+    keyed = httpx.post(
+        url, json=query, headers={"Authorization": f"Bearer {live_server['ALMANAC_KEY']}"}
+    ).json()["extensions"]["cost"]
+    anonymous = httpx.post(url, json=query).json()["extensions"]["cost"]
+    reported = [
+        keyed["maximumQueryCost"],
+        keyed["throttleStatus"]["maximumAvailable"],
+        keyed["throttleStatus"]["restoreRate"],
+        anonymous["throttleStatus"]["maximumAvailable"],
+        anonymous["throttleStatus"]["restoreRate"],
+    ]
     settings = Settings()
     for figure in (
-        settings.max_query_cost,
-        settings.key_bucket_capacity,
-        settings.key_restore_rate,
-        settings.anonymous_bucket_capacity,
-        settings.anonymous_restore_rate,
+        *reported,
         settings.max_aliases,
         settings.max_tokens,
         settings.max_body_bytes,
+        settings.max_depth,
+        settings.max_batch,
     ):
         assert f"{figure:,g}" in guide, figure
+    assert f"| an API key | {reported[1]:,g} points | {reported[2]:,g} points a second |" in guide
+    assert (
+        f"| anonymous, per IP address | {reported[3]:,g} points | {reported[4]:,g} points" in guide
+    )
 
 
 async def test_the_cost_table_says_what_each_kind_of_request_costs(

@@ -58,3 +58,52 @@ async def test_no_origin_is_allowed_unless_configured(store: object) -> None:
             "/graphql", json={"query": "{ __typename }"}, headers={"Origin": SITE}
         )
     assert "Access-Control-Allow-Origin" not in response.headers
+
+
+@pytest.mark.parametrize(
+    ("origin", "allowed"),
+    [
+        ("http://localhost:5173", True),
+        ("http://127.0.0.1:3000", True),
+        ("http://localhost", True),
+        ("https://localhost:5173", False),
+        ("http://localhost.evil.example", False),
+        ("http://127.0.0.1.evil.example:80", False),
+    ],
+)
+async def test_local_origins_are_allowed_as_dev_serve_allows_them(
+    store: object, origin: str, allowed: bool
+) -> None:
+    """`almanac serve --allow-local-origins` (`./dev serve`): pages on a local dev server, any
+    port, and no other origin."""
+    from server.app import create_app
+    from server.settings import LOCAL_ORIGINS
+    from tests.conftest import http_client
+
+    app = create_app(Settings(cors_origin_regex=LOCAL_ORIGINS), store)  # type: ignore[arg-type]
+    async with http_client(app) as http:
+        preflight = await http.options(
+            "/graphql",
+            headers={
+                "Origin": origin,
+                "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "content-type",
+            },
+        )
+    assert preflight.status_code == (200 if allowed else 400)
+    assert (preflight.headers.get("Access-Control-Allow-Origin") == origin) is allowed
+
+
+async def test_with_no_origin_allowed_a_preflight_is_refused_as_cors(store: object) -> None:
+    """A page on a dev server learns that CORS is the matter, not that OPTIONS is unknown."""
+    from server.app import create_app
+    from tests.conftest import http_client
+
+    app = create_app(Settings(), store)  # type: ignore[arg-type]
+    async with http_client(app) as http:
+        preflight = await http.options(
+            "/graphql",
+            headers={"Origin": "http://localhost:5173", "Access-Control-Request-Method": "POST"},
+        )
+    assert preflight.status_code == 400
+    assert "Disallowed CORS origin" in preflight.json()["errors"][0]["message"]

@@ -134,3 +134,12 @@ def test_a_manifest_with_a_wrong_hash_is_refused_at_start(tmp_path: Path) -> Non
     path.write_text(json.dumps({"0" * 64: COVERAGE}))
     with pytest.raises(ValueError, match="is not the SHA-256 of its document"):
         create_app(Settings(trusted_documents=path))
+
+
+async def test_a_manifest_id_means_nothing_without_trusted_documents(
+    client: httpx.AsyncClient,
+) -> None:
+    response = await client.post("/graphql", json={"documentId": "3f2b8c0e9a1d4b7c"})
+    error = response.json()["errors"][0]
+    assert error["extensions"]["code"] == "PERSISTED_QUERY_NOT_FOUND"
+    assert '"3f2b8c0e9a1d4b7c"' in error["message"]

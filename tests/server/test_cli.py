@@ -4,11 +4,13 @@ import asyncio
 import json
 import logging
 import os
+import shutil
 import socket
 import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from importlib.metadata import version
 from pathlib import Path
 
 import httpx
@@ -91,7 +93,10 @@ async def test_start_up_says_which_store_it_serves(
             query = {"query": "{ categories { benchmarkCount } }"}
             response = await client.post("/graphql", json=query)
             assert response.json()["data"] == {"categories": [{"benchmarkCount": 11}]}
-    assert any("embedded store in" in record.getMessage() for record in caplog.records)
+    # Which data directory (clones of one user share the default) and what it holds.
+    said = [record.getMessage() for record in caplog.records]
+    assert any(f"embedded store in {Settings().data_dir}" in line for line in said), said
+    assert any(line.endswith(": 11 benchmarks") for line in said), said
 
 
 @pytest.fixture
@@ -200,7 +205,7 @@ def test_import_dry_run_import_and_export(database: Store, tmp_path: Path) -> No
     assert asyncio.run(database.benchmarks()) == []
 
     done = run("import", str(bundled), "--by", "ci")
-    assert "Imported: 4 labs, 1 categories, 8 models, 11 benchmarks, 2 site: 26 created" in (
+    assert "Imported: 4 labs, 1 category, 8 models, 11 benchmarks, 2 site records: 26 created" in (
         done.stdout
     )
     again = run("import", str(bundled))
@@ -277,6 +282,7 @@ async def test_trusted_documents_writes_the_sites_manifest(
     manifest = tmp_path / "trusted-documents.json"
     result = CliRunner().invoke(main, ["trusted-documents", "--output", str(manifest)])
     assert result.exit_code == 0, result.output
+    assert f"Wrote {manifest}: 1 trusted document." in result.output
     page = (ROOT / "contract" / "benchmark-page.graphql").read_text(encoding="utf-8")
     [(sha256, text)] = json.loads(manifest.read_text(encoding="utf-8")).items()
     assert text == page
@@ -398,3 +404,112 @@ def test_an_unreachable_mongodb_is_one_line_naming_its_host_and_the_setting(
     assert "ALMANAC_MONGODB_URI" in lines[0]
     assert "ALMANAC_MONGODB_TIMEOUT_SECONDS" in lines[0]
     assert "secret" not in lines[0]
+
+
+CATEGORIES = "query Categories { categories { slug __typename } }"
+COVERAGE = "query Coverage { modelCardCoverage { labsRead } }"
+
+
+def client_manifests(folder: Path) -> tuple[Path, Path]:
+    """An Apollo persisted-query manifest and a Relay persisted_queries.json, each with the ids
+    its tool gives (an id of Apollo's own choosing; Relay's MD5)."""
+    apollo = folder / "persisted-query-manifest.json"
+    operation = {"id": "categories-v1", "name": "Categories", "type": "query", "body": CATEGORIES}
+    apollo.write_text(
+        json.dumps(
+            {"format": "apollo-persisted-query-manifest", "version": 1, "operations": [operation]}
+        )
+    )
+    relay = folder / "persisted_queries.json"
+    relay.write_text(json.dumps({"3f2b8c0e9a1d4b7c8e6f5a4b3c2d1e0f": COVERAGE}))
+    return apollo, relay
+
+
+async def test_trusted_documents_takes_the_clients_manifests(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store: Store
+) -> None:
+    """Apollo's and Relay's manifests and the contract, merged: each runs by the id its own
+    manifest gives it, exactly as the client sends it."""
+    monkeypatch.chdir(ROOT)
+    apollo, relay = client_manifests(tmp_path)
+    contract = ROOT / "contract" / "benchmark-page.graphql"
+    manifest = tmp_path / "trusted-documents.json"
+    result = CliRunner().invoke(
+        main,
+        ["trusted-documents", str(contract), str(apollo), str(relay), "--output", str(manifest)],
+    )
+    assert result.exit_code == 0, result.output
+    assert f"Wrote {manifest}: 3 trusted documents." in result.output
+    app = create_app(Settings(trusted_documents=manifest), store)
+    async with http_client(app) as http:
+        by_apollo_id = await http.post(
+            "/graphql",
+            json={"extensions": {"persistedQuery": {"version": 1, "sha256Hash": "categories-v1"}}},
+        )
+        assert by_apollo_id.json()["data"]["categories"][0]["__typename"] == "Category"
+        by_relay_id = await http.post(
+            "/graphql", json={"documentId": "3f2b8c0e9a1d4b7c8e6f5a4b3c2d1e0f"}
+        )
+        assert by_relay_id.json()["data"]["modelCardCoverage"]["labsRead"] > 0
+        unknown = await http.post(
+            "/graphql", json={"documentId": "3F2B8C0E9A1D4B7C8E6F5A4B3C2D1E0F"}
+        )
+        assert unknown.json()["errors"][0]["extensions"]["code"] == "DOCUMENT_NOT_TRUSTED"
+    await app.state.services.budgets.close()
+    # The server takes each manifest as it is, too.
+    for client_manifest in (apollo, relay):
+        assert Settings(trusted_documents=client_manifest).trusted_documents == client_manifest
+
+
+def test_a_manifest_entry_that_would_not_run_is_refused_by_its_id(tmp_path: Path) -> None:
+    relay = tmp_path / "persisted_queries.json"
+    relay.write_text(json.dumps({"0a1b2c": 'query Old { benchmark(slug: "x") { gone } }'}))
+    result = CliRunner().invoke(
+        main, ["trusted-documents", str(relay), "--output", str(tmp_path / "out.json")]
+    )
+    assert result.exit_code == 1
+    assert f"Refused: {relay} (0a1b2c) does not run on this schema:" in result.stderr
+    assert not (tmp_path / "out.json").exists()
+    code, _, err = invoke_serve_with(relay)
+    assert code == 2
+    assert "0a1b2c does not run on this schema" in err
+
+
+def invoke_serve_with(manifest: Path) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, ["serve"], env={"ALMANAC_TRUSTED_DOCUMENTS": str(manifest)})
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_backup_copies_the_embedded_store_while_it_is_open(database: Store, tmp_path: Path) -> None:
+    """`almanac backup FILE`: a whole copy, taken while another connection has the store open,
+    that opens as the same almanac."""
+    assert run("seed").exit_code == 0
+    copy = tmp_path / "backups" / "almanac.sqlite3"
+    copy.parent.mkdir()
+    result = run("backup", str(copy))
+    assert result.exit_code == 0, result.output
+    held = len(load_bundled_dataset()["benchmarks"])
+    assert f"({held} benchmarks) to {copy}." in result.output
+    (tmp_path / "restored").mkdir()
+    shutil.copy(copy, tmp_path / "restored" / "almanac.sqlite3")
+    restored = connect(None, "almanac", tmp_path / "restored")
+    try:
+        assert asyncio.run(restored.dump()) == asyncio.run(database.dump())
+    finally:
+        asyncio.run(restored.close())
+    assert list(copy.parent.iterdir()) == [copy]  # no partial file left beside it
+
+
+def test_backup_on_mongodb_says_to_use_mongodump(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("ALMANAC_MONGODB_URI", "mongodb://db.invalid:27017")
+    result = CliRunner().invoke(main, ["backup", str(tmp_path / "x.sqlite3")])
+    assert result.exit_code == 1
+    assert "mongodump" in result.stderr
+    assert not (tmp_path / "x.sqlite3").exists()
+
+
+def test_version_is_the_packages() -> None:
+    result = run("--version")
+    assert result.output == f"almanac, version {version('benchmark-almanac-api')}\n"

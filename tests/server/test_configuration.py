@@ -20,6 +20,7 @@ BAD_SETTINGS = [
     ("ALMANAC_MONGODB_URI", "mongodb://db:99999", "Port must be an integer"),
     ("ALMANAC_REDIS_URL", "http://cache", "Redis URL must specify one of the following schemes"),
     ("ALMANAC_CORS_ORIGINS", "example.org", "'example.org' is not an origin"),
+    ("ALMANAC_CORS_ORIGIN_REGEX", "http://(localhost", "is not a regular expression"),
     ("ALMANAC_TRUSTED_DOCUMENTS", "/no/such/manifest.json", "No such file or directory"),
     ("ALMANAC_DATA_DIR", "/proc/almanac", "/proc is not writable"),
 ]

@@ -143,7 +143,7 @@ def test_a_killed_import_leaves_every_benchmark_whole_and_runs_again(
     # provenance (written last), are created.
     created = size - len(part) + 1
     last = output.splitlines()[-1]
-    assert f"{size} benchmarks, 1 site: {created} created, 0 updated" in last, last
+    assert f"{size} benchmarks, 1 site record: {created} created, 0 updated" in last, last
     whole = read_counts(data_dir)
     assert len(whole) == size
     assert all(reads == 3 for _, reads in whole)
