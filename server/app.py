@@ -20,6 +20,7 @@ from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, request_response
+from starlette.types import Receive, Scope, Send
 
 from api_errors import INTERNAL_ERROR_MESSAGE
 from editing import counted, ensure_seeded
@@ -311,7 +312,16 @@ async def internal_error(request: Request, error: Exception) -> Response:
 
 
 class GraphQLShapedCORSMiddleware(CORSMiddleware):
-    """Starlette's CORS, with its refusal of a preflight as a GraphQL-shaped error."""
+    """Starlette's CORS, with its refusal of a preflight as a GraphQL-shaped error. With no
+    origin allowed (the production default) only preflights need it: every other request
+    goes straight on, without the headers it would look at and a `Vary: Origin` for nothing."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        allows_any = self.allow_origins or self.allow_origin_regex is not None
+        if allows_any or scope["type"] != "http" or scope["method"] == "OPTIONS":
+            await super().__call__(scope, receive, send)
+        else:
+            await self.app(scope, receive, send)
 
     def preflight_response(self, request_headers: Headers) -> Response:
         response = super().preflight_response(request_headers)
