@@ -37,6 +37,13 @@ TYPES = published_types(schema)
 """The schema as its SDL publishes it, directives and all: what prices are computed from."""
 
 
+def client_of(request: Request, identity: Identity | None) -> str:
+    """Who the request comes from, as its budget is named: its key, or its client's address."""
+    if identity is not None:
+        return f"key:{identity.name}"
+    return f"address:{request.client.host if request.client else 'unknown'}"
+
+
 @cache
 def _parsed(document: str) -> DocumentNode:
     return parse(document)
@@ -90,15 +97,15 @@ class Charges:
 
     async def charge(self, request: Request, identity: Identity | None, cost: int) -> Allowance:
         """Pours `cost` into the client's bucket: the one place any budget is drawn on."""
+        bucket = client_of(request, identity)
         if identity is not None:
-            bucket, policy = f"key:{identity.name}", identity.budget or self.settings.key_budget
+            policy = identity.budget or self.settings.key_budget
             if policy.capacity < self.settings.max_query_cost:
                 # A key's own budget set below a maximum raised since: every allowed request
                 # must fit the bucket, or the client would be told to retry in vain.
                 policy = replace(policy, capacity=self.settings.max_query_cost)
         else:
-            address = request.client.host if request.client else "unknown"
-            bucket, policy = f"address:{address}", self.settings.anonymous_budget
+            policy = self.settings.anonymous_budget
         allowance = await self.budgets.take(bucket, cost, policy)
         if allowance.allowed:
             COST.inc(cost)

@@ -32,7 +32,7 @@ from schema import (
     new_context,
     schema,
 )
-from server.charges import MINIMUM, Charges
+from server.charges import MINIMUM, Charges, client_of
 from server.exchange import begin_exchange
 from server.export_slots import ExportSlot, ExportSlots
 from server.http_caching import cache_control, conditional, entity_tag, held_etag, matches
@@ -127,10 +127,10 @@ PROCESS = secrets.token_hex(4)
 
 
 class Downloads:
-    def __init__(self, clients: Charges, services: Services) -> None:
-        self.clients = clients
+    def __init__(self, charges: Charges, services: Services) -> None:
+        self.charges = charges
         self.services = services
-        self.exports = ExportSlots(clients.settings.max_concurrent_exports)
+        self.exports = ExportSlots(charges.settings.max_concurrent_exports)
 
     async def leaderboard(self, request: Request) -> Response:
         """`/benchmarks/{slug}.csv` or `.json`."""
@@ -139,14 +139,14 @@ class Downloads:
         try:
             only = report_filter(request.query_params)
         except ApiError as refusal:
-            return await self.clients.refused(request, None, refusal)
+            return await self.charges.refused(request, None, refusal)
 
         async def price(store: Store) -> int | None:
             size = await store.leaderboard_size(slug)
             return (
                 None
                 if size is None
-                else self.clients.price_download(LEADERBOARD, {"slug": slug, "first": size})
+                else self.charges.price_download(LEADERBOARD, {"slug": slug, "first": size})
             )
 
         async def make(identity: Identity | None) -> bytes:
@@ -186,7 +186,7 @@ class Downloads:
 
         if kind not in ("csv", "json"):
             unknown = ApiError(f"No download ends in .{kind}: ask for .csv or .json.", status=404)
-            return await self.clients.refused(request, None, unknown)
+            return await self.charges.refused(request, None, unknown)
         media_type = CSV if kind == "csv" else JSON
         return await self.answer(request, price, make, missing, f"{slug}.{kind}", media_type)
 
@@ -201,7 +201,7 @@ class Downloads:
             _, results = await store.model_results(slug, 0, 0)
             pages = max(1, -(-results // PAGE))  # each page of the connection priced as sent
             return sum(
-                self.clients.price_download(
+                self.charges.price_download(
                     STANDINGS, {"slug": slug, "first": min(PAGE, results - page * PAGE)}
                 )
                 for page in range(pages)
@@ -256,27 +256,27 @@ class Downloads:
         etag = f'"export-{PROCESS}-{version}"' if version is not None else None
         revalidated = etag is not None and matches(request.headers.get("if-none-match"), etag)
         try:
-            identity = await self.clients.identify(request)
+            identity = await self.charges.identify(request)
             if not revalidated:
-                slot = self.exports.take(_client(request, identity))
+                slot = self.exports.take(client_of(request, identity))
                 items = (await store.item_counts()).items
         except ApiError as refusal:
             if slot is not None:
                 slot.release()
-            return await self.clients.refused(request, identity, refusal)
+            return await self.charges.refused(request, identity, refusal)
         if revalidated:
             _note(request, NDJSON, identity, MINIMUM, None)
-            return await self.clients.not_modified(request, identity, {"etag": etag or ""})
+            return await self.charges.not_modified(request, identity, {"etag": etag or ""})
         assert slot is not None
         assert items is not None
-        cost = self.clients.price_export(items)
-        allowance = await self.clients.charge(request, identity, cost)
+        cost = self.charges.price_export(items)
+        allowance = await self.charges.charge(request, identity, cost)
         _note(request, NDJSON, identity, cost, allowance)
         if not allowance.allowed:
             slot.release()
-            return self.clients.refusal(throttled_error(cost, allowance), cost, allowance)
+            return self.charges.refusal(throttled_error(cost, allowance), cost, allowance)
         headers = {
-            **self.clients.headers(allowance, cost),
+            **self.charges.headers(allowance, cost),
             "Cache-Control": cache_control(identity is None, 0),
             "Content-Disposition": 'attachment; filename="almanac.ndjson"',
             **({"ETag": etag} if etag is not None else {}),
@@ -297,32 +297,32 @@ class Downloads:
         before it is made (`make`), kept until the data changes, with its ETag; or why not."""
         identity = None
         try:
-            identity = await self.clients.identify(request)
+            identity = await self.charges.identify(request)
         except ApiError as refusal:
-            return await self.clients.refused(request, identity, refusal)
+            return await self.charges.refused(request, identity, refusal)
         store: Store = request.app.state.store
         key: OperationKey = (request.url.path, None, request.url.query.encode())
         version = store.version.current
         kept, cost = kept_answer(self.services, key, version), self.services.costs.get(key)
         headers = {
             "Cache-Control": cache_control(
-                identity is None, self.clients.settings.cache_max_age_seconds
+                identity is None, self.charges.settings.cache_max_age_seconds
             ),
             "Vary": "Accept-Encoding, Authorization",
         }
         if kept is not None and cost is not None:
             if (etag := held_etag(request, kept.digest)) is not None:
                 _note(request, media_type, identity, MINIMUM, None)
-                return await self.clients.not_modified(request, identity, {**headers, "etag": etag})
+                return await self.charges.not_modified(request, identity, {**headers, "etag": etag})
         else:
             kept = None
             if (cost := await price(store)) is None:
                 _note(request, media_type, identity, MINIMUM, None)
-                return await self.clients.refused(request, identity, ApiError(missing, status=404))
-        allowance = await self.clients.charge(request, identity, cost)
+                return await self.charges.refused(request, identity, ApiError(missing, status=404))
+        allowance = await self.charges.charge(request, identity, cost)
         _note(request, media_type, identity, cost, allowance)
         if not allowance.allowed:
-            return self.clients.refusal(throttled_error(cost, allowance), cost, allowance)
+            return self.charges.refusal(throttled_error(cost, allowance), cost, allowance)
         if kept is None:
             body = await make(identity)
             kept = CachedAnswer(version or 0, body, digest(body), None)
@@ -330,7 +330,7 @@ class Downloads:
                 self.services.answers.put(key, kept)
                 self.services.costs.put(key, cost)
         headers |= {
-            **self.clients.headers(allowance, cost),
+            **self.charges.headers(allowance, cost),
             "ETag": entity_tag(kept.digest),
             "Content-Disposition": f'attachment; filename="{filename}"',
         }
@@ -368,13 +368,6 @@ class _Streamed(StreamingResponse):
             await super().__call__(scope, receive, send)
         finally:
             self.slot.release()
-
-
-def _client(request: Request, identity: Identity | None) -> str:
-    """Whose export it is: the key's, or the client address's (as its budget is named)."""
-    if identity is not None:
-        return f"key:{identity.name}"
-    return f"address:{request.client.host if request.client else 'unknown'}"
 
 
 def _note(
