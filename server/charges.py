@@ -67,6 +67,7 @@ class Charges:
         """What the schema prices and charges a GraphQL request's operations through."""
         return Meter(
             price=self.price_operation,
+            check=self.check_operation,
             pay=lambda cost: self.charge(request, identity, cost),
             minimum=MINIMUM,
         )
@@ -74,9 +75,11 @@ class Charges:
     def price_operation(
         self, document: DocumentNode, operation_name: str | None, variables: dict[str, Any] | None
     ) -> int:
-        """What the operation costs (request_limits.cost), at least the minimum; refused over
-        the most one request may cost."""
-        cost = max(MINIMUM, query_cost(TYPES, document, operation_name, variables, LIST_SIZES))
+        """What the operation costs (request_limits.cost), at least the minimum."""
+        return max(MINIMUM, query_cost(TYPES, document, operation_name, variables, LIST_SIZES))
+
+    def check_operation(self, cost: int) -> None:
+        """An operation over the most one request may cost is refused before it runs."""
         if cost > (maximum := self.settings.max_query_cost):
             raise ApiError(
                 f"The query costs {cost} points; the most a request may cost is {maximum}. "
@@ -84,7 +87,6 @@ class Charges:
                 code=ErrorCode.MAX_COST_EXCEEDED,
                 details={"cost": cost, "maximumCost": maximum},
             )
-        return cost
 
     def price_download(self, document: str, variables: dict[str, Any]) -> int:
         """What a download costs: what its document (a query a client could send) costs for

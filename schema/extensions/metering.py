@@ -61,7 +61,8 @@ class Metering(SchemaExtension):
             admin_of(context.context.identity)  # A change no key may make is refused unpriced.
         if (cost := services.costs.get(key)) is None:
             cost = meter.price(document, key[1], context.variables)
-            services.costs.put(key, cost)  # Only a price that may run is kept.
+            services.costs.put(key, cost)  # A refusal repeated is not priced again either.
+        meter.check(cost)
         meter.priced = cost
         rate_limits = rate_limit_fields(operation)
         if operation is not None and asks_dry_run(rate_limits, context.variables):

@@ -81,8 +81,7 @@ class MeterMode(Enum):
 
 
 Pricer = Callable[[DocumentNode, str | None, dict[str, Any] | None], int]
-"""An operation's price: its document, operation name and variables → its cost in points, or
-an `ApiError` if it may not run at that cost."""
+"""An operation's price: its document, operation name and variables → its cost in points."""
 
 
 @dataclass
@@ -92,6 +91,8 @@ class Meter:
     every charge made). It keeps each operation's cost, in order, and what is left."""
 
     price: Pricer
+    check: Callable[[int], None]
+    """Refuses (`ApiError`) an operation that may not run at this cost."""
     pay: Callable[[int], Awaitable[Allowance]]
     minimum: int
     """What a priced request that runs nothing costs (`rateLimit(dryRun: true)`)."""
