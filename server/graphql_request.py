@@ -165,6 +165,8 @@ def _nests_deeper(value: Any, limit: int) -> bool:
     at a time (not by recursion: the value may nest a thousand levels)."""
     level = [value] if isinstance(value, dict | list) else []
     for _ in range(limit):
+        if not level:
+            return False
         inner = []
         for container in level:
             for child in container.values() if isinstance(container, dict) else container:
