@@ -1,0 +1,119 @@
+"""The documents a change produces (editing.changes), checked function by function: the exact
+refusals a reader sees, and the stamps and derived fields a stored document carries. Found by
+mutation testing (docs/testing.md): each test pins a rule the HTTP tests left unchecked."""
+
+from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
+
+import pytest
+
+from editing.changes import (
+    Catalog,
+    Stamp,
+    changed_benchmark,
+    changed_model,
+    utc_time,
+    with_read,
+)
+from editing.errors import InvalidInput, Problem
+from editing.inputs import BenchmarkFields, ModelFields, ReadFields
+from store import BenchmarkDoc, CategoryDoc, LabDoc, ModelDoc
+
+STAMP = Stamp("editor", datetime(2026, 11, 12, 9, 30, tzinfo=UTC))
+LABS: dict[str, LabDoc] = {"qwen": {"slug": "qwen", "name": "Qwen"}}  # type: ignore[typeddict-item]
+CATEGORIES: dict[str, CategoryDoc] = {
+    "tool-use": {"slug": "tool-use", "name": "Tool use"}  # type: ignore[typeddict-item]
+}
+CATALOG = Catalog(labs=LABS, categories=CATEGORIES, parents={})
+NEW = {
+    "name": "Tool Bench",
+    "metric": {"name": "Accuracy", "unit": "PERCENT"},
+    "category": "tool-use",
+}
+
+
+def refusals(error: pytest.ExceptionInfo[InvalidInput]) -> list[Problem]:
+    return error.value.problems
+
+
+def benchmark(**fields: Any) -> BenchmarkDoc:
+    made = changed_benchmark(
+        None, "tool-bench", BenchmarkFields(**NEW | fields), CATALOG, STAMP, {}
+    )
+    assert made is not None
+    return made
+
+
+def test_a_moment_is_stored_in_utc() -> None:
+    east = datetime(2026, 11, 12, 11, 30, tzinfo=timezone(timedelta(hours=2)))
+    assert utc_time(east) == "2026-11-12T09:30:00Z"
+
+
+@pytest.mark.parametrize(
+    ("fields", "location", "message"),
+    [
+        ({"made_by": "nobody"}, ("made_by",), "unknown lab 'nobody'"),
+        ({"category": "cooking"}, ("category",), "unknown category 'cooking'"),
+    ],
+)
+def test_an_unknown_reference_is_named_with_its_kind(
+    fields: dict[str, Any], location: tuple[str, ...], message: str
+) -> None:
+    with pytest.raises(InvalidInput) as refused:
+        changed_benchmark(None, "tool-bench", BenchmarkFields(**NEW | fields), CATALOG, STAMP, {})
+    assert refusals(refused) == [Problem(location, message)]
+
+
+def test_every_refusal_of_a_change_is_reported_together() -> None:
+    fields = {"made_by": "nobody", "category": "cooking", "parent": "nope"}
+    with pytest.raises(InvalidInput) as refused:
+        changed_benchmark(None, "tool-bench", BenchmarkFields(**NEW | fields), CATALOG, STAMP, {})
+    assert sorted(refusals(refused), key=lambda problem: problem.location) == [
+        Problem(("category",), "unknown category 'cooking'"),
+        Problem(("made_by",), "unknown lab 'nobody'"),
+        Problem(("parent",), "unknown benchmark 'nope'"),
+    ]
+
+
+def read(names: list[str], on: str) -> ReadFields:
+    rows = [{"model_name": name, "score": 50.0} for name in names]
+    return ReadFields(read_on=on, entries=rows)  # type: ignore[arg-type]
+
+
+def read_of(count: int) -> BenchmarkDoc:
+    recorded = with_read(
+        benchmark(), read([f"M{n}" for n in range(count)], "2026-11-01"), STAMP, {}
+    )
+    assert recorded is not None
+    return recorded
+
+
+GUIDANCE = (
+    "send every row the source shows, or say it dropped them (`allowRemovals`; `allow_removals` "
+    "in a file; `almanac import --allow-removals`)"
+)
+
+
+@pytest.mark.parametrize(
+    ("rows", "named"),
+    [
+        (10, "'M0', 'M1', 'M2', 'M3', 'M4', 'M5', 'M6', 'M7', 'M8', 'M9'"),
+        (12, "'M0', 'M1', 'M2', 'M3', 'M4', 'M5', 'M6', 'M7', 'M8', 'M9' and 2 more"),
+    ],
+)
+def test_a_read_leaving_out_rows_names_the_first_ten(rows: int, named: str) -> None:
+    with pytest.raises(InvalidInput) as refused:
+        with_read(read_of(rows), read([], "2026-11-02"), STAMP, {})
+    message = f"leaves out {rows} rows of the current leaderboard ({named}): {GUIDANCE}"
+    assert refusals(refused) == [Problem(("entries",), message)]
+
+
+def test_a_source_lab_is_stored_by_slug_and_name() -> None:
+    made = benchmark(source={"name": "Board", "lab": "qwen"})
+    assert made["source"]["lab"] == {"slug": "qwen", "name": "Qwen"}
+
+
+def test_an_unknown_source_lab_is_refused_where_it_was_given() -> None:
+    with pytest.raises(InvalidInput) as refused:
+        benchmark(source={"name": "Board", "lab": "nobody"})
+    assert refusals(refused) == [Problem(("source", "lab"), "unknown lab 'nobody'")]
