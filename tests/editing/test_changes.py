@@ -2,6 +2,8 @@
 refusals a reader sees, and the stamps and derived fields a stored document carries. Found by
 mutation testing (docs/testing.md): each test pins a rule the HTTP tests left unchecked."""
 
+import time
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
@@ -11,13 +13,12 @@ from editing.changes import (
     Catalog,
     Stamp,
     changed_benchmark,
-    changed_model,
     utc_time,
     with_read,
 )
 from editing.errors import InvalidInput, Problem
-from editing.inputs import BenchmarkFields, ModelFields, ReadFields
-from store import BenchmarkDoc, CategoryDoc, LabDoc, ModelDoc
+from editing.inputs import BenchmarkFields, ReadFields
+from store import BenchmarkDoc, CategoryDoc, LabDoc
 
 STAMP = Stamp("editor", datetime(2026, 11, 12, 9, 30, tzinfo=UTC))
 LABS: dict[str, LabDoc] = {"qwen": {"slug": "qwen", "name": "Qwen"}}  # type: ignore[typeddict-item]
@@ -44,7 +45,18 @@ def benchmark(**fields: Any) -> BenchmarkDoc:
     return made
 
 
-def test_a_moment_is_stored_in_utc() -> None:
+@pytest.fixture
+def local_zone_not_utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The machine's own time zone set away from UTC, so UTC must be asked for by name."""
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+@pytest.mark.usefixtures("local_zone_not_utc")
+def test_a_moment_is_stored_in_utc_whatever_the_local_zone() -> None:
     east = datetime(2026, 11, 12, 11, 30, tzinfo=timezone(timedelta(hours=2)))
     assert utc_time(east) == "2026-11-12T09:30:00Z"
 
@@ -117,3 +129,18 @@ def test_an_unknown_source_lab_is_refused_where_it_was_given() -> None:
     with pytest.raises(InvalidInput) as refused:
         benchmark(source={"name": "Board", "lab": "nobody"})
     assert refusals(refused) == [Problem(("source", "lab"), "unknown lab 'nobody'")]
+
+
+def test_a_model_card_report_is_stored_as_json() -> None:
+    report = {"model_name": "Qwen3", "score": 61.5, "reported_on": "2025-04-29"}
+    made = benchmark(model_card_reports=[report])
+    assert made["model_card_reports"] == [{**report, "url": None}]
+
+
+def test_a_track_position_is_kept_only_under_a_parent() -> None:
+    family = Catalog(labs=LABS, categories=CATEGORIES, parents={"family": None})
+    fields = BenchmarkFields(**NEW, parent="family", track_position=3)
+    track = changed_benchmark(None, "tool-bench", fields, family, STAMP, {})
+    assert track is not None
+    assert track["track_position"] == 3
+    assert benchmark(track_position=3)["track_position"] is None
