@@ -144,3 +144,15 @@ def test_a_track_position_is_kept_only_under_a_parent() -> None:
     assert track is not None
     assert track["track_position"] == 3
     assert benchmark(track_position=3)["track_position"] is None
+
+
+def test_a_read_before_the_latest_is_refused_and_one_on_the_same_day_is_kept() -> None:
+    current = read_of(1)
+    with pytest.raises(InvalidInput) as refused:
+        with_read(current, read(["M0"], "2026-10-31"), STAMP, {})
+    message = "2026-10-31 is before the latest read (2026-11-01); the history only grows"
+    assert refusals(refused) == [Problem(("read_on",), message)]
+
+    again = with_read(current, read(["M0", "M1"], "2026-11-01"), STAMP, {})
+    assert again is not None
+    assert [kept["read_on"] for kept in again["history"]] == ["2026-11-01", "2026-11-01"]
