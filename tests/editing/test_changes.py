@@ -13,11 +13,12 @@ from editing.changes import (
     Catalog,
     Stamp,
     changed_benchmark,
+    changed_model,
     utc_time,
     with_read,
 )
 from editing.errors import InvalidInput, Problem
-from editing.inputs import BenchmarkFields, ReadFields
+from editing.inputs import BenchmarkFields, ModelFields, ReadFields
 from store import BenchmarkDoc, CategoryDoc, LabDoc
 
 STAMP = Stamp("editor", datetime(2026, 11, 12, 9, 30, tzinfo=UTC))
@@ -156,3 +157,10 @@ def test_a_read_before_the_latest_is_refused_and_one_on_the_same_day_is_kept() -
     again = with_read(current, read(["M0", "M1"], "2026-11-01"), STAMP, {})
     assert again is not None
     assert [kept["read_on"] for kept in again["history"]] == ["2026-11-01", "2026-11-01"]
+
+
+def test_a_model_of_an_unknown_lab_is_refused_with_its_kind() -> None:
+    fields = ModelFields(name="Qwen3", lab="nobody")
+    with pytest.raises(InvalidInput) as refused:
+        changed_model(None, "qwen3", fields, LABS, {}, STAMP)
+    assert refusals(refused) == [Problem(("lab",), "unknown lab 'nobody'")]
