@@ -22,12 +22,10 @@ from editing.inputs import BenchmarkFields, ModelFields, ReadFields
 from store import BenchmarkDoc, CategoryDoc, LabDoc
 
 STAMP = Stamp("editor", datetime(2026, 11, 12, 9, 30, tzinfo=UTC))
-LABS: dict[str, LabDoc] = {"qwen": {"slug": "qwen", "name": "Qwen"}}  # type: ignore[typeddict-item]
-CATEGORIES: dict[str, CategoryDoc] = {
-    "tool-use": {"slug": "tool-use", "name": "Tool use"}  # type: ignore[typeddict-item]
-}
+LABS: dict[str, LabDoc] = {"qwen": {"slug": "qwen", "name": "Qwen"}}
+CATEGORIES: dict[str, CategoryDoc] = {"tool-use": {"slug": "tool-use", "name": "Tool use"}}
 CATALOG = Catalog(labs=LABS, categories=CATEGORIES, parents={})
-NEW = {
+NEW: dict[str, Any] = {
     "name": "Tool Bench",
     "metric": {"name": "Accuracy", "unit": "PERCENT"},
     "category": "tool-use",
@@ -40,7 +38,7 @@ def refusals(error: pytest.ExceptionInfo[InvalidInput]) -> list[Problem]:
 
 def benchmark(**fields: Any) -> BenchmarkDoc:
     made = changed_benchmark(
-        None, "tool-bench", BenchmarkFields(**NEW | fields), CATALOG, STAMP, {}
+        None, "tool-bench", BenchmarkFields.model_validate(NEW | fields), CATALOG, STAMP, {}
     )
     assert made is not None
     return made
@@ -73,14 +71,18 @@ def test_an_unknown_reference_is_named_with_its_kind(
     fields: dict[str, Any], location: tuple[str, ...], message: str
 ) -> None:
     with pytest.raises(InvalidInput) as refused:
-        changed_benchmark(None, "tool-bench", BenchmarkFields(**NEW | fields), CATALOG, STAMP, {})
+        changed_benchmark(
+            None, "tool-bench", BenchmarkFields.model_validate(NEW | fields), CATALOG, STAMP, {}
+        )
     assert refusals(refused) == [Problem(location, message)]
 
 
 def test_every_refusal_of_a_change_is_reported_together() -> None:
     fields = {"made_by": "nobody", "category": "cooking", "parent": "nope"}
     with pytest.raises(InvalidInput) as refused:
-        changed_benchmark(None, "tool-bench", BenchmarkFields(**NEW | fields), CATALOG, STAMP, {})
+        changed_benchmark(
+            None, "tool-bench", BenchmarkFields.model_validate(NEW | fields), CATALOG, STAMP, {}
+        )
     assert sorted(refusals(refused), key=lambda problem: problem.location) == [
         Problem(("category",), "unknown category 'cooking'"),
         Problem(("made_by",), "unknown lab 'nobody'"),
@@ -90,7 +92,7 @@ def test_every_refusal_of_a_change_is_reported_together() -> None:
 
 def read(names: list[str], on: str) -> ReadFields:
     rows = [{"model_name": name, "score": 50.0} for name in names]
-    return ReadFields(read_on=on, entries=rows)  # type: ignore[arg-type]
+    return ReadFields.model_validate({"read_on": on, "entries": rows})
 
 
 def read_of(count: int) -> BenchmarkDoc:
@@ -123,6 +125,7 @@ def test_a_read_leaving_out_rows_names_the_first_ten(rows: int, named: str) -> N
 
 def test_a_source_lab_is_stored_by_slug_and_name() -> None:
     made = benchmark(source={"name": "Board", "lab": "qwen"})
+    assert made["source"] is not None
     assert made["source"]["lab"] == {"slug": "qwen", "name": "Qwen"}
 
 
@@ -140,7 +143,7 @@ def test_a_model_card_report_is_stored_as_json() -> None:
 
 def test_a_track_position_is_kept_only_under_a_parent() -> None:
     family = Catalog(labs=LABS, categories=CATEGORIES, parents={"family": None})
-    fields = BenchmarkFields(**NEW, parent="family", track_position=3)
+    fields = BenchmarkFields.model_validate(NEW | {"parent": "family", "track_position": 3})
     track = changed_benchmark(None, "tool-bench", fields, family, STAMP, {})
     assert track is not None
     assert track["track_position"] == 3
