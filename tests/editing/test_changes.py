@@ -14,11 +14,12 @@ from editing.changes import (
     Stamp,
     changed_benchmark,
     changed_model,
+    check_room_for_category,
     utc_time,
     with_read,
 )
 from editing.errors import InvalidInput, Problem
-from editing.inputs import BenchmarkFields, ModelFields, ReadFields
+from editing.inputs import MAX_CATEGORIES, BenchmarkFields, ModelFields, ReadFields
 from store import BenchmarkDoc, CategoryDoc, LabDoc
 
 STAMP = Stamp("editor", datetime(2026, 11, 12, 9, 30, tzinfo=UTC))
@@ -167,3 +168,26 @@ def test_a_model_of_an_unknown_lab_is_refused_with_its_kind() -> None:
     with pytest.raises(InvalidInput) as refused:
         changed_model(None, "qwen3", fields, LABS, {}, STAMP)
     assert refusals(refused) == [Problem(("lab",), "unknown lab 'nobody'")]
+
+
+def test_a_missing_required_field_is_named() -> None:
+    fields = BenchmarkFields.model_validate({k: v for k, v in NEW.items() if k != "name"})
+    with pytest.raises(InvalidInput) as refused:
+        changed_benchmark(None, "tool-bench", fields, CATALOG, STAMP, {})
+    assert refusals(refused) == [Problem(("name",), "is required")]
+
+
+def test_a_benchmark_named_as_its_own_parent_is_refused_at_parent() -> None:
+    family = Catalog(labs=LABS, categories=CATEGORIES, parents={"tool-bench": None})
+    fields = BenchmarkFields.model_validate(NEW | {"parent": "tool-bench"})
+    with pytest.raises(InvalidInput) as refused:
+        changed_benchmark(None, "tool-bench", fields, family, STAMP, {})
+    assert refusals(refused) == [Problem(("parent",), "a benchmark cannot be its own parent")]
+
+
+def test_a_category_past_the_most_is_refused_at_its_slug() -> None:
+    known = {f"c{n}": CATEGORIES["tool-use"] for n in range(MAX_CATEGORIES)}
+    with pytest.raises(InvalidInput) as refused:
+        check_room_for_category(known)
+    message = f"the almanac holds {MAX_CATEGORIES} categories, the most it may hold"
+    assert refusals(refused) == [Problem(("slug",), message)]
