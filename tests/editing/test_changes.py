@@ -114,6 +114,7 @@ GUIDANCE = (
     ("rows", "named"),
     [
         (10, "'M0', 'M1', 'M2', 'M3', 'M4', 'M5', 'M6', 'M7', 'M8', 'M9'"),
+        (11, "'M0', 'M1', 'M2', 'M3', 'M4', 'M5', 'M6', 'M7', 'M8', 'M9' and 1 more"),
         (12, "'M0', 'M1', 'M2', 'M3', 'M4', 'M5', 'M6', 'M7', 'M8', 'M9' and 2 more"),
     ],
 )
@@ -134,12 +135,6 @@ def test_an_unknown_source_lab_is_refused_where_it_was_given() -> None:
     with pytest.raises(InvalidInput) as refused:
         benchmark(source={"name": "Board", "lab": "nobody"})
     assert refusals(refused) == [Problem(("source", "lab"), "unknown lab 'nobody'")]
-
-
-def test_a_model_card_report_is_stored_as_json() -> None:
-    report = {"model_name": "Qwen3", "score": 61.5, "reported_on": "2025-04-29"}
-    made = benchmark(model_card_reports=[report])
-    assert made["model_card_reports"] == [{**report, "url": None}]
 
 
 def test_a_track_position_is_kept_only_under_a_parent() -> None:
@@ -191,3 +186,18 @@ def test_a_category_past_the_most_is_refused_at_its_slug() -> None:
         check_room_for_category(known)
     message = f"the almanac holds {MAX_CATEGORIES} categories, the most it may hold"
     assert refusals(refused) == [Problem(("slug",), message)]
+
+
+def test_a_track_cannot_be_a_parent() -> None:
+    family = Catalog(labs=LABS, categories=CATEGORIES, parents={"family": None, "track": "family"})
+    fields = BenchmarkFields.model_validate(NEW | {"parent": "track"})
+    with pytest.raises(InvalidInput) as refused:
+        changed_benchmark(None, "tool-bench", fields, family, STAMP, {})
+    message = "'track' is itself a track; tracks do not nest"
+    assert refusals(refused) == [Problem(("parent",), message)]
+
+
+def test_aliases_sent_as_null_are_stored_empty() -> None:
+    made = changed_model(None, "qwen3", ModelFields(name="Qwen3", aliases=None), LABS, {}, STAMP)
+    assert made is not None
+    assert made["aliases"] == []
