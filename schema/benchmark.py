@@ -293,13 +293,7 @@ class Benchmark(SlugNode, Revised):
         reported_by: ReportedBy = None,
         exclude_self_reported: ExcludeSelfReported = None,
     ) -> list[LeaderboardRow]:
-        size = slice_size("first", first)
-        only = _report_filter(reported_by, exclude_self_reported)
-        return self._on(
-            as_of,
-            lambda board: [LeaderboardRow.from_row(r, board, self.doc) for r in board.rows[:size]],
-            only,
-        )
+        return self._rows_on(as_of, first, reported_by, exclude_self_reported, lambda b: b.rows)
 
     @strawberry.field(description="The row that tops the leaderboard, tracked or not.")
     def leader(self, as_of: AsOf = None) -> LeaderboardRow | None:
@@ -320,15 +314,7 @@ class Benchmark(SlugNode, Revised):
         reported_by: ReportedBy = None,
         exclude_self_reported: ExcludeSelfReported = None,
     ) -> list[LeaderboardRow]:
-        size = slice_size("first", first)
-        only = _report_filter(reported_by, exclude_self_reported)
-        return self._on(
-            as_of,
-            lambda board: [
-                LeaderboardRow.from_row(r, board, self.doc) for r in board.leaders()[:size]
-            ],
-            only,
-        )
+        return self._rows_on(as_of, first, reported_by, exclude_self_reported, Board.leaders)
 
     @strawberry.field(
         directives=[sliced_by("first")],
@@ -345,14 +331,8 @@ class Benchmark(SlugNode, Revised):
         reported_by: ReportedBy = None,
         exclude_self_reported: ExcludeSelfReported = None,
     ) -> list[LeaderboardRow]:
-        size = slice_size("first", first)
-        only = _report_filter(reported_by, exclude_self_reported)
-        return self._on(
-            as_of,
-            lambda board: [
-                LeaderboardRow.from_row(r, board, self.doc) for r in board.tracked_leaders()[:size]
-            ],
-            only,
+        return self._rows_on(
+            as_of, first, reported_by, exclude_self_reported, Board.tracked_leaders
         )
 
     @strawberry.field(
@@ -513,6 +493,25 @@ class Benchmark(SlugNode, Revised):
             await benchmarks_from_docs(info.context, found),
             at=at,
             total_count=around.sibling_count,
+        )
+
+    def _rows_on(
+        self,
+        as_of: Date | None,
+        first: int,
+        reported_by: list[SourceKind] | None,
+        exclude_self_reported: bool | None,
+        pick: Callable[[Board], list[rules.Row]],
+    ) -> list[LeaderboardRow]:
+        """The first `first` rows `pick` takes from the leaderboard (now or as of a date), of
+        the entries the report filter lets through: what `leaderboard`, `leaders` and
+        `trackedLeaders` answer."""
+        size = slice_size("first", first)
+        only = _report_filter(reported_by, exclude_self_reported)
+        return self._on(
+            as_of,
+            lambda board: [LeaderboardRow.from_row(r, board, self.doc) for r in pick(board)[:size]],
+            only,
         )
 
     def _on(
