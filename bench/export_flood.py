@@ -67,7 +67,7 @@ def measure_export_flood(
         )
         try:
             url = f"http://127.0.0.1:{port}"
-            _wait_for(url)
+            wait_until_up(url)
             with httpx.Client(timeout=600) as http:
                 first = http.get(f"{url}/export.ndjson")
                 first.raise_for_status()
@@ -96,7 +96,7 @@ def _environment(data_dir: Path, settings: dict[str, str]) -> dict[str, str]:
     return {**kept, "ALMANAC_DATA_DIR": str(data_dir), **settings}
 
 
-def _wait_for(url: str) -> None:
+def wait_until_up(url: str) -> None:
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         try:

@@ -18,8 +18,8 @@ requests of one kind over a few keep-alive connections; rounds of every kind in 
 so that the machine's drift falls on all kinds alike. Reported: the median CPU per request of
 each kind, and its ratio to `{ __typename }`. Bar (issue 17): each refusal at most 2x.
 
-If bench/export_flood.py is there, its measure_export_flood (RSS during 30 concurrent anonymous
-exports, bar: at most 50 MB over idle) runs after, in the same run.
+Then bench/export_flood.py's measure_export_flood (RSS during 30 concurrent anonymous exports,
+bar: at most 50 MB over idle) runs, in the same run (`--no-flood` leaves it out).
 
     .venv/bin/python bench/pay_before_work.py [--benchmarks 1000] [--rounds 5] [--quick]
         [--root CHECKOUT]    # serve another checkout's code (e.g. /work/main), before/after
@@ -27,8 +27,6 @@ exports, bar: at most 50 MB over idle) runs after, in the same run.
 
 import argparse
 import asyncio
-import importlib
-import importlib.util
 import json
 import os
 import shutil
@@ -37,7 +35,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from itertools import count
@@ -46,6 +43,7 @@ from typing import Any
 
 import httpx
 
+from bench.export_flood import measure_export_flood, wait_until_up
 from bench.observability import cpu_seconds
 from bench.run import HOST, ROOT, free_port
 from bench.synthetic import synthetic_almanac
@@ -237,13 +235,9 @@ def main() -> None:
                 f"\n{kind.name}: {measured.mismatches} unexpected answers, e.g. {measured.example}"
             )
 
-    # ---- Hook: RSS during the export flood (issue 17's second bar). bench/export_flood.py is
-    # written on another branch; once merged, its measure_export_flood runs here, same run. ----
-    if not args.no_flood and importlib.util.find_spec("bench.export_flood") is not None:
-        flood: Callable[..., dict[str, Any]] = importlib.import_module(
-            "bench.export_flood"
-        ).measure_export_flood
-        figures = flood(benchmarks=benchmarks, clients=FLOOD_CLIENTS, root=root)
+    # RSS during the export flood (issue 17's second bar), in the same run.
+    if not args.no_flood:
+        figures = measure_export_flood(benchmarks=benchmarks, clients=FLOOD_CLIENTS, root=root)
         print(flood_table(figures))
 
 
@@ -271,17 +265,6 @@ def almanac(root: Path, environment: dict[str, str], *arguments: str) -> str:
     if done.returncode != 0:
         raise RuntimeError(f"almanac {' '.join(arguments[:2])} failed:\n{done.stderr}")
     return done.stdout
-
-
-def wait_until_up(url: str) -> None:
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{url}/healthz").status_code == 200:
-                return
-        except httpx.TransportError:
-            time.sleep(0.2)
-    raise RuntimeError(f"the server at {url} did not start")
 
 
 async def measure(
