@@ -2,7 +2,7 @@
 number of round trips however many rows or siblings it shows."""
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
@@ -11,7 +11,15 @@ from strawberry.dataloader import DataLoader
 from resolvers.tracking import index_by_key, model_key
 from schema.extensions.services import Meter, OperationKey, Services
 from schema.identity import Identity
-from store import BenchmarkDoc, EntryDoc, ModelDoc, Neighbourhood, NeighbourhoodRequest, Store
+from store import (
+    BenchmarkDoc,
+    EntryDoc,
+    ModelDoc,
+    Neighbourhood,
+    NeighbourhoodRequest,
+    Store,
+    noting_reads,
+)
 
 
 @dataclass
@@ -70,7 +78,7 @@ class Loaders:
 
 @dataclass
 class Context:
-    store: Store
+    store: Store  # noting in `read` what each read through it depends on (store.reads)
     loaders: Loaders
     request: Any = None
     identity: Identity | None = None
@@ -79,6 +87,8 @@ class Context:
     meter: Meter | None = None
     # The operation running: its text, name and variables, as the HTTP request sent them.
     operation: OperationKey | None = None
+    # The subjects (store.subjects) of everything read through `store` so far.
+    read: set[str] = field(default_factory=set)
 
     def forget_loaded(self) -> None:
         """Drop what the loaders hold, after a write changed it."""
@@ -86,4 +96,8 @@ class Context:
 
 
 def new_context(store: Store, request: Any = None, identity: Identity | None = None) -> Context:
-    return Context(store=store, loaders=Loaders(store), request=request, identity=identity)
+    read: set[str] = set()
+    noted = noting_reads(store, read)
+    return Context(
+        store=noted, loaders=Loaders(noted), request=request, identity=identity, read=read
+    )

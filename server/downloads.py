@@ -149,9 +149,9 @@ class Downloads:
                 else self.charges.price_download(LEADERBOARD, {"slug": slug, "first": size})
             )
 
-        async def make(identity: Identity | None) -> bytes:
+        async def make(identity: Identity | None, read: set[str]) -> bytes:
             variables = {"slug": slug, "first": ALL_ROWS, **only}
-            data = await _run(request, identity, LEADERBOARD, variables)
+            data = await _run(request, identity, read, LEADERBOARD, variables)
             benchmark = _found(data["benchmark"], missing)
             if kind == "json":
                 return encode_json(benchmark)
@@ -207,11 +207,11 @@ class Downloads:
                 for page in range(pages)
             )
 
-        async def make(identity: Identity | None) -> bytes:
+        async def make(identity: Identity | None, read: set[str]) -> bytes:
             lines, after = [], None
             while True:
                 variables = {"slug": slug, "first": PAGE, "after": after}
-                data = await _run(request, identity, STANDINGS, variables)
+                data = await _run(request, identity, read, STANDINGS, variables)
                 page = _found(data["model"], missing)["standings"]
                 lines += [
                     (
@@ -288,13 +288,13 @@ class Downloads:
         self,
         request: Request,
         price: Callable[[Store], Awaitable[int | None]],
-        make: Callable[[Identity | None], Awaitable[bytes]],
+        make: Callable[[Identity | None, set[str]], Awaitable[bytes]],
         missing: str,
         filename: str,
         media_type: str,
     ) -> Response:
         """The download: priced (`price`: None if what it names is not there) and paid for
-        before it is made (`make`), kept until the data changes, with its ETag; or why not."""
+        before it is made (`make`), kept until what it read changes, with its ETag; or why not."""
         identity = None
         try:
             identity = await self.charges.identify(request)
@@ -303,7 +303,7 @@ class Downloads:
         store: Store = request.app.state.store
         key: OperationKey = (request.url.path, None, request.url.query.encode())
         version = store.version.current
-        kept, cost = kept_answer(self.services, key, version), self.services.costs.get(key)
+        kept, cost = kept_answer(self.services, key, store.version), self.services.costs.get(key)
         headers = {
             "Cache-Control": cache_control(
                 identity is None, self.charges.settings.cache_max_age_seconds
@@ -324,8 +324,9 @@ class Downloads:
         if not allowance.allowed:
             return self.charges.refusal(throttled_error(cost, allowance), cost, allowance)
         if kept is None:
-            body = await make(identity)
-            kept = CachedAnswer(version or 0, body, digest(body), None)
+            read: set[str] = set()
+            body = await make(identity, read)
+            kept = CachedAnswer(version or 0, body, digest(body), None, frozenset(read))
             if version is not None and self.services.answers is not None:
                 self.services.answers.put(key, kept)
                 self.services.costs.put(key, cost)
@@ -385,10 +386,16 @@ def _note(
 
 
 async def _run(
-    request: Request, identity: Identity | None, document: str, variables: dict[str, Any]
+    request: Request,
+    identity: Identity | None,
+    read: set[str],
+    document: str,
+    variables: dict[str, Any],
 ) -> dict[str, Any]:
+    """The download's query run, noting in `read` what it read."""
     context = new_context(request.app.state.store, request, identity)
     result = await schema.execute(document, variable_values=variables, context_value=context)
+    read |= context.read
     if result.errors or result.data is None:
         # The documents are fixed and their variables checked: only a failure inside ends here.
         raise RuntimeError(f"the download's query failed: {result.errors}")

@@ -15,6 +15,7 @@ from store import (
     BudgetDoc,
     CategoryCountDoc,
     CategoryDoc,
+    Change,
     Collection,
     DataVersion,
     ItemCounts,
@@ -221,6 +222,14 @@ class ObservedStore(Store):
 
     async def follow_changes(self) -> None:
         await self.inner.follow_changes()
+
+    async def changes_after(self, sequence: int, limit: int) -> list[Change]:
+        with self.observe("changes_after"):
+            return await self.inner.changes_after(sequence, limit)
+
+    async def change_bounds(self) -> tuple[int, int]:
+        with self.observe("change_bounds"):
+            return await self.inner.change_bounds()
 
     async def backup(self, target: Path) -> None:
         with self.observe("backup"):

@@ -108,7 +108,7 @@ class KeptLookup:
         """The answer kept for the context's operation on this data, and its cost; else None."""
         assert context.operation is not None
         cost = self.services.costs.get(context.operation)
-        kept = kept_answer(self.services, context.operation, context.store.version.current)
+        kept = kept_answer(self.services, context.operation, context.store.version)
         if kept is None or cost is None:
             KEPT_MISS.inc()
             return None
@@ -140,21 +140,21 @@ class KeptLookup:
 
 
 class Flights:
-    """One execution per miss: concurrent requests for the same operation on the same data
-    wait for the first to run it, then take the answer it kept (single flight, per process)."""
+    """One execution per miss: concurrent requests for the same operation wait for the first
+    to run it, then take the answer it kept if nothing it read changed meanwhile (single
+    flight, per process)."""
 
     def __init__(self) -> None:
-        self.running: dict[tuple[OperationKey, int], asyncio.Event] = {}
+        self.running: dict[OperationKey, asyncio.Event] = {}
 
     @asynccontextmanager
     async def one(self, context: Context, deadline: float | None) -> AsyncIterator[bool]:
         """Whether this request waited for another's execution of its operation (then it
         looks for the answer kept, and runs the operation itself only if there is none)."""
-        version = context.store.version.current
-        if context.operation is None or version is None:
+        key = context.operation
+        if key is None or context.store.version.current is None:
             yield False
             return
-        key = (context.operation, version)
         if (running := self.running.get(key)) is not None:
             async with asyncio.timeout_at(deadline):
                 await running.wait()

@@ -4,7 +4,7 @@ vocabularies and the bundled dataset.
 
 Other packages import from here, never from the modules inside (import-linter checks it)."""
 
-from store.changes import DataVersion
+from store.changes import INTERNAL_KINDS, Change, ChangeKind, DataVersion
 from store.client import connect, mongodb_uri_problem, prepare
 from store.dates import (
     DATE_SHAPE,
@@ -53,7 +53,9 @@ from store.queries import (
     WriteFailed,
     order_key,
 )
+from store.reads import noting_reads
 from store.seed import load_bundled_dataset
+from store.subjects import EVERYTHING
 from store.vocabulary import (
     AnswerFormat,
     Kind,
@@ -69,7 +71,9 @@ from store.vocabulary import (
 __all__ = [
     "DATE_SHAPE",
     "EARLIEST_YEAR",
+    "EVERYTHING",
     "INSTANT_SHAPE",
+    "INTERNAL_KINDS",
     "MONTH_SHAPE",
     "ORDER_FIELDS",
     "PROVENANCE_ID",
@@ -82,6 +86,8 @@ __all__ = [
     "BudgetDoc",
     "CategoryCountDoc",
     "CategoryDoc",
+    "Change",
+    "ChangeKind",
     "Collection",
     "DataVersion",
     "Date",
@@ -118,6 +124,7 @@ __all__ = [
     "is_month",
     "load_bundled_dataset",
     "mongodb_uri_problem",
+    "noting_reads",
     "order_key",
     "prepare",
     "score_range",

@@ -1,62 +1,222 @@
-"""Knowing when the stored data changed, so that answers computed from it can be reused."""
+"""Changes as data: every write records what it changed, and every process follows the record.
 
-import asyncio
+Each write appends a `Change` to the store's change log (a table on the embedded store, a
+collection on MongoDB): its sequence number, when, what kind of change, the document changed
+and its revision, who made it, and the subjects it touched (store.subjects). The log is kept
+for a configurable period. It is what answer reuse reads to retire exactly the answers a
+change touched, in this process and in every other one, and the base of the change feed.
+
+`DataVersion` is this process's view of the log: a counter that moves with every change it
+learns of, and for each subject, where the counter stood when it last changed. An answer
+computed at one count stays good while none of the subjects it read changed since.
+"""
+
 import logging
 import time
-from typing import Any
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
+
+from store.subjects import EVERYTHING
 
 log = logging.getLogger("almanac.store")
 
-RETRY_SECONDS = 5.0
+RETENTION = timedelta(days=90)
+"""How long the log keeps a change, unless the store is told otherwise."""
+POLL_SECONDS = 0.5
+"""How often a process reads the log for other processes' changes."""
+GAP_SECONDS = 5.0
+"""How long a follower waits for a sequence number taken but not yet written (MongoDB's
+writers take a number, then write): past it, the change is taken as lost."""
+
+
+class ChangeKind(StrEnum):
+    BENCHMARK_CREATED = "benchmark_created"
+    BENCHMARK_UPDATED = "benchmark_updated"
+    READ_RECORDED = "read_recorded"
+    MODEL_CREATED = "model_created"
+    MODEL_UPDATED = "model_updated"
+    LAB_CREATED = "lab_created"
+    CATEGORY_CREATED = "category_created"
+    PLACEMENTS_UPDATED = "placements_updated"
+    """Tracked models placed anew on leaderboards, after a model's names changed (derived)."""
+    API_KEY_CHANGED = "api_key_changed"
+    SITE_CHANGED = "site_changed"
+
+
+INTERNAL_KINDS = frozenset({ChangeKind.API_KEY_CHANGED, ChangeKind.SITE_CHANGED})
+"""Changes of the API's own records, not of the almanac's data."""
+
+
+@dataclass(frozen=True)
+class ChangeDraft:
+    """A change as a write describes it, before the log numbers it."""
+
+    kind: ChangeKind
+    subjects: frozenset[str]
+    collection: str | None = None
+    slug: str | None = None
+    revision: int | None = None
+    by: str | None = None
+
+
+@dataclass(frozen=True)
+class Change(ChangeDraft):
+    """A change as the log holds it: numbered and dated."""
+
+    sequence: int = 0
+    at: str = ""  # an instant, UTC (store.dates.INSTANT_SHAPE)
+
+
+def now_instant() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def expired_before(retention: timedelta) -> str:
+    """The instant before which changes are no longer kept."""
+    return (datetime.now(UTC) - retention).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def document_change(
+    collection: str, before: object | None, after: dict[str, object], subjects: Iterable[str]
+) -> ChangeDraft:
+    """The change of writing `after` in place of `before` (None: new): its kind, from the
+    collection and what moved (a benchmark whose history grew by a read records that read)."""
+    singular = {"benchmarks": "benchmark", "models": "model", "labs": "lab"}.get(
+        collection, "category"
+    )
+    if collection == "api_keys":
+        kind = ChangeKind.API_KEY_CHANGED
+    elif collection == "site":
+        kind = ChangeKind.SITE_CHANGED
+    elif before is None:
+        kind = ChangeKind(f"{singular}_created")
+    elif collection == "benchmarks" and _read_recorded(after):
+        kind = ChangeKind.READ_RECORDED
+    else:
+        kind = ChangeKind(f"{singular}_updated")
+    revision = after.get("revision")
+    by = after.get("updated_by")
+    return ChangeDraft(
+        kind=kind,
+        subjects=frozenset(subjects),
+        collection=collection,
+        slug=_text(after.get("slug")),
+        revision=revision if isinstance(revision, int) else None,
+        by=_text(by),
+    )
+
+
+def _read_recorded(doc: dict[str, object]) -> bool:
+    history = doc.get("history")
+    if not isinstance(history, list) or not history:
+        return False
+    last = history[-1]
+    return isinstance(last, dict) and last.get("revision") == doc.get("revision")
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 class DataVersion:
-    """A number that moves whenever the stored data changes; `None` while that is unknown.
-
-    The embedded store only changes through this process, so it always knows. A MongoDB
-    shared with other processes is known only while its change stream is followed.
+    """This process's view of the change log: a count that moves with every change it learns
+    of (`bump`), and where the count stood when each subject last changed. `known` is False
+    while the log cannot be followed: then nothing computed from the data is reused.
     """
 
     def __init__(self, *, known: bool) -> None:
         self.known = known
         self._count = 0
+        self._changed: dict[str, int] = {}
+        self._everything = 0  # the count at the last change that may have touched anything
+        self.followed = 0
+        """The log's sequence number up to which this process has applied every change."""
         self.changed_at = time.monotonic()
         """When it last moved (the clock of `time.monotonic`)."""
         self.last_change: float | None = None
         """When it last moved for a change of the data (Unix time), not for a stream reopened."""
+        self.resets = 0
+        """How often this process could not tell what changed, and so retired everything."""
 
     @property
     def current(self) -> int | None:
         return self._count if self.known else None
 
-    def bump(self, *, change: bool = True) -> None:
+    def bump(self, subjects: Iterable[str] | None = None, *, change: bool = True) -> None:
+        """Count a change of these subjects (None: of anything)."""
         self._count += 1
+        if subjects is None:
+            self._everything = self._count
+        else:
+            for subject in subjects:
+                self._changed[subject] = self._count
         self.changed_at = time.monotonic()
         if change:
             self.last_change = time.time()
 
+    def reset(self, reason: str) -> None:
+        """Retire everything: this process cannot tell what changed."""
+        self.resets += 1
+        log.warning("Cannot tell what changed (%s): every kept answer is retired.", reason)
+        self.bump(change=False)
 
-async def follow_changes(db: Any, version: DataVersion) -> None:
-    """Bump `version` on every change any process makes to the database, until cancelled.
+    def unchanged_since(self, version: int, reads: frozenset[str]) -> bool:
+        """Whether nothing `reads` names changed since the count was `version`."""
+        if not self.known:
+            return False
+        if version == self._count:
+            return True
+        if self._everything > version or EVERYTHING in reads:
+            return False
+        changed = self._changed
+        return all(changed.get(subject, 0) <= version for subject in reads)
 
-    Uses a MongoDB change stream, which needs a replica set (Atlas is one). Without one the
-    version stays unknown, and nothing computed from the data is reused.
+
+class LogFollower:
+    """Applies the log's changes to this process's `DataVersion`, each once: this process's
+    own as it makes them (`local`), every other as it reads them from the log (`apply`).
+
+    A gap in the sequence is a change that is not in the log: pruned past the retention, or
+    (on MongoDB, where a writer takes a number before it writes its change) not written yet.
+    A follower waits `gap_seconds` for it to appear, then retires everything (`reset`).
     """
-    while True:
-        try:
-            async with db.watch() as stream:
-                version.known = True
-                version.bump(change=False)  # Whatever changed before the stream opened.
-                async for _change in stream:
-                    version.bump()
-        except asyncio.CancelledError:
-            raise
-        except Exception as error:
-            version.known = False
-            log.warning(
-                "Cannot follow database changes (%s); answers are not reused until it can. "
-                "Retrying in %.0f s.",
-                error,
-                RETRY_SECONDS,
-            )
-            await asyncio.sleep(RETRY_SECONDS)
+
+    def __init__(self, version: DataVersion, *, gap_seconds: float = 0.0) -> None:
+        self.version = version
+        self.followed = 0
+        """The sequence number up to which every change was applied here."""
+        self.gap_seconds = gap_seconds
+        self._applied: set[int] = set()  # applied here, ahead of `followed`
+        self._gap_since: float | None = None
+
+    def start(self, newest: int) -> None:
+        """Follow from `newest`: everything up to it was stored before this process kept
+        anything."""
+        self.followed = max(self.followed, newest)
+
+    def local(self, changes: Iterable[Change]) -> None:
+        for change in changes:
+            if change.sequence > self.followed and change.sequence not in self._applied:
+                self._applied.add(change.sequence)
+                self.version.bump(change.subjects)
+
+    def apply(self, changes: Iterable[Change]) -> None:
+        """Apply changes read from the log after `followed`, oldest first."""
+        for change in changes:
+            if change.sequence <= self.followed:
+                continue
+            if change.sequence != self.followed + 1:
+                if self._gap_since is None:
+                    self._gap_since = time.monotonic()
+                if time.monotonic() - self._gap_since < self.gap_seconds:
+                    return  # wait for the missing change to be written
+                missing = f"changes {self.followed + 1} to {change.sequence - 1}"
+                self.version.reset(f"{missing} are not in the log")
+            self._gap_since = None
+            if change.sequence in self._applied:
+                self._applied.discard(change.sequence)
+            else:
+                self.version.bump(change.subjects)
+            self.followed = change.sequence

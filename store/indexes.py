@@ -42,6 +42,9 @@ API_KEY_INDEXES = [
     IndexModel([("name", ASCENDING)], unique=True, name="name_unique"),
 ]
 
+# The change log is read by sequence (its `_id`) and pruned by time.
+CHANGE_INDEXES = [IndexModel([("at", ASCENDING)], name="by_time")]
+
 
 async def ensure_indexes(db: Any) -> None:
     await db.benchmarks.create_indexes(BENCHMARK_INDEXES)
@@ -49,3 +52,4 @@ async def ensure_indexes(db: Any) -> None:
     await db.labs.create_indexes(SLUG_INDEXES)
     await db.categories.create_indexes(SLUG_INDEXES)
     await db.api_keys.create_indexes(API_KEY_INDEXES)
+    await db.changes.create_indexes(CHANGE_INDEXES)

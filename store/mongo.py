@@ -1,16 +1,31 @@
 """The store on MongoDB (through motor): every read and write, one method per round trip."""
 
 import asyncio
+import logging
 import re
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from pymongo import ASCENDING
-from pymongo.errors import BulkWriteError, DuplicateKeyError
+from pymongo import ASCENDING, ReturnDocument
+from pymongo.errors import BulkWriteError, DuplicateKeyError, PyMongoError
 
-from store.changes import DataVersion, follow_changes
+from store.changes import (
+    GAP_SECONDS,
+    POLL_SECONDS,
+    RETENTION,
+    Change,
+    ChangeDraft,
+    ChangeKind,
+    DataVersion,
+    LogFollower,
+    document_change,
+    expired_before,
+    now_instant,
+)
 from store.documents import (
     ApiKeyDoc,
     BenchmarkDoc,
@@ -39,12 +54,25 @@ from store.queries import (
     SeedState,
     Write,
 )
+from store.subjects import (
+    KEYS,
+    SITE,
+    benchmark_written,
+    placements,
+    ranks_moved,
+    written,
+)
+
+log = logging.getLogger("almanac.store")
 
 # The orders of a catalog (store.queries.ORDER_FIELDS), on fields the store keeps.
 ORDERS: dict[str, list[tuple[str, int]]] = {
     order: [(field, ASCENDING) for field in fields] for order, fields in ORDER_FIELDS.items()
 }
 NO_ID = {"_id": 0}
+CHANGE_COUNTER = "changes"  # the counters document that numbers the change log
+PRUNE_SECONDS = 3600.0  # how often a writer prunes the log of changes past the retention
+RETRY_SECONDS = 5.0
 WITHOUT_HISTORY = {"_id": 0, "history": 0}
 
 
@@ -53,10 +81,13 @@ class MongoStore:
 
     embedded = False
 
-    def __init__(self, db: Any) -> None:
+    def __init__(self, db: Any, *, retention: timedelta = RETENTION) -> None:
         self.db = db
-        # Known only while the change stream is followed (`follow_changes`).
+        # Known only while the change log is followed (`follow_changes`).
         self.version = DataVersion(known=False)
+        self.follower = LogFollower(self.version, gap_seconds=GAP_SECONDS)
+        self.retention = retention
+        self._prune_due = 0.0  # when the log is next pruned of changes past the retention
 
     async def replace(self, collection: Collection, key: dict[str, Any], doc: Any) -> str:
         """Write `doc` in place of the document matching `key`, creating it if there is none.
@@ -66,8 +97,9 @@ class MongoStore:
         result = await self.db[collection].replace_one(key, doc, upsert=True)
         if result.upserted_id is None and not result.modified_count:
             return "unchanged"
-        self.version.bump()
-        return "created" if result.upserted_id is not None else "updated"
+        created = result.upserted_id is not None
+        await self._log([document_change("site", None if created else key, key, [SITE])])
+        return "created" if created else "updated"
 
     async def insert_many(self, collection: Collection, docs: list[Any]) -> None:
         """Store new documents; `AlreadyExists` if a unique index already holds a key."""
@@ -75,15 +107,18 @@ class MongoStore:
             await self.db[collection].insert_many([dict(doc) for doc in docs])
         except BulkWriteError as error:
             raise AlreadyExists(_taken(error)) from error
-        self.version.bump()
+        await self._log([_inserted(collection, doc) for doc in docs])
 
     async def insert(self, collection: Collection, doc: Any) -> None:
         """Store a new document; `AlreadyExists` if a unique index already holds its key."""
+        await self._log([await self._insert(collection, doc)])
+
+    async def _insert(self, collection: Collection, doc: Any) -> ChangeDraft:
         try:
             await self.db[collection].insert_one(dict(doc))
         except DuplicateKeyError as error:
             raise AlreadyExists((error.details or {}).get("keyValue") or {}) from error
-        self.version.bump()
+        return _inserted(collection, doc)
 
     async def replace_at_revision(
         self, collection: Collection, slug: str, revision: int, doc: Any
@@ -93,34 +128,72 @@ class MongoStore:
         The condition and the write are one atomic operation: of two writers that read the
         same revision, exactly one succeeds.
         """
+        change = await self._replace(collection, slug, revision, doc)
+        if change is None:
+            return False
+        await self._log([change])
+        return True
+
+    async def _replace(
+        self, collection: Collection, slug: str, revision: int, doc: Any
+    ) -> ChangeDraft | None:
         try:
-            result = await self.db[collection].replace_one(
-                {"slug": slug, "revision": revision}, doc
+            before = await self.db[collection].find_one_and_replace(
+                {"slug": slug, "revision": revision}, doc, projection=WITHOUT_HISTORY
             )
         except DuplicateKeyError as error:
             raise AlreadyExists((error.details or {}).get("keyValue") or {}) from error
-        if not result.matched_count:
-            return False
-        self.version.bump()
-        return True
+        if before is None:
+            return None
+        if collection == "benchmarks":
+            subjects = benchmark_written(before, doc, placements(before))
+        else:
+            subjects = written(collection, before, doc)
+        return document_change(collection, before, doc, subjects)
 
     async def write_batch(self, writes: list[Write]) -> list[bool]:
         """Each write on its own (single-document writes need no transaction): False for one
         refused, because its key is taken or its document moved on."""
-        done = []
-        for one in writes:
-            try:
-                if one.revision is None:
-                    await self.insert(one.collection, one.doc)
-                    done.append(True)
-                else:
-                    slug = one.doc["slug"]
-                    done.append(
-                        await self.replace_at_revision(one.collection, slug, one.revision, one.doc)
-                    )
-            except AlreadyExists:
-                done.append(False)
+        done, changes = [], []
+        try:
+            for one in writes:
+                try:
+                    if one.revision is None:
+                        change: ChangeDraft | None = await self._insert(one.collection, one.doc)
+                    else:
+                        slug = one.doc["slug"]
+                        change = await self._replace(one.collection, slug, one.revision, one.doc)
+                except AlreadyExists:
+                    change = None
+                done.append(change is not None)
+                if change is not None:
+                    changes.append(change)
+        finally:  # what was written is logged, even when a later write fails
+            await self._log(changes)
         return done
+
+    async def _log(self, drafts: list[ChangeDraft]) -> None:
+        """Append these changes to the log, right after the writes they describe (MongoDB
+        without transactions cannot write both at once: a process that dies between them
+        leaves a gap, which followers take as "anything may have changed")."""
+        if not drafts:
+            return
+        counter = await self.db.counters.find_one_and_update(
+            {"_id": CHANGE_COUNTER},
+            {"$inc": {"sequence": len(drafts)}},
+            upsert=True,
+            return_document=ReturnDocument.AFTER,
+        )
+        first, at = counter["sequence"] - len(drafts) + 1, now_instant()
+        logged = [
+            Change(**vars(draft), sequence=sequence, at=at)
+            for sequence, draft in enumerate(drafts, start=first)
+        ]
+        await self.db.changes.insert_many([_change_doc(change) for change in logged])
+        if time.monotonic() >= self._prune_due:
+            self._prune_due = time.monotonic() + PRUNE_SECONDS
+            await self.db.changes.delete_many({"at": {"$lt": expired_before(self.retention)}})
+        self.follower.local(logged)
 
     async def ping(self) -> None:
         await self.db.command("ping")
@@ -242,14 +315,19 @@ class MongoStore:
         if it is still at the revision its placements were made from: the slugs that moved on
         (left as their writer placed them). An update each (mongomock cannot run pymongo's
         bulk `UpdateOne`)."""
-        moved = []
+        moved, touched = [], set()
         for slug, (revision, placed) in ranks.items():
-            result = await self.db.benchmarks.update_one(
-                {"slug": slug, "revision": revision}, {"$set": {"tracked_ranks": placed}}
+            before = await self.db.benchmarks.find_one_and_update(
+                {"slug": slug, "revision": revision},
+                {"$set": {"tracked_ranks": placed}},
+                projection={"_id": 0, "tracked_ranks": 1},
             )
-            if not result.matched_count:
+            if before is None:
                 moved.append(slug)
-        self.version.bump()
+            else:
+                touched |= ranks_moved(placements(before), placements({"tracked_ranks": placed}))
+        if touched:
+            await self._log([ChangeDraft(ChangeKind.PLACEMENTS_UPDATED, frozenset(touched))])
         return moved
 
     async def benchmark_parents(self) -> dict[str, str | None]:
@@ -355,14 +433,17 @@ class MongoStore:
         )
         if not result.modified_count:
             return False
-        self.version.bump()
+        await self._log([document_change("api_keys", {}, {}, [KEYS])])
         return True
 
     async def set_api_key_budget(self, name: str, budget: BudgetDoc | None) -> bool:
         """Give the key called `name` its own budget, or the configured one again (None)."""
         change = {"$set": {"budget": budget}} if budget else {"$unset": {"budget": ""}}
         result = await self.db.api_keys.update_one({"name": name, "revoked_at": None}, change)
-        return bool(result.matched_count)
+        if not result.matched_count:
+            return False
+        await self._log([document_change("api_keys", {}, {}, [KEYS])])
+        return True
 
     async def is_empty(self) -> bool:
         """Whether the database holds nothing of the almanac's yet."""
@@ -389,11 +470,49 @@ class MongoStore:
         return {
             name: await self.db[name].find({}, NO_ID if name != "site" else None).to_list(None)
             for name in sorted(await self.db.list_collection_names())
+            if name not in ("changes", "counters")
         }
 
     async def follow_changes(self) -> None:
-        """Bump the data version on every change any process makes, until cancelled."""
-        await follow_changes(self.db, self.version)
+        """Apply the changes every process logs, as they log them, until cancelled. While the
+        log cannot be read, nothing computed from the data is reused."""
+        failing = False
+        while True:
+            try:
+                if not self.version.known:
+                    self.follower.start((await self.change_bounds())[1])
+                while changes := await self.changes_after(self.follower.followed, 1000):
+                    self.follower.apply(changes)
+                    if len(changes) < 1000 or self.follower.followed < changes[-1].sequence:
+                        break
+                self.version.known, failing = True, False
+                await asyncio.sleep(POLL_SECONDS)
+            except asyncio.CancelledError:
+                raise
+            except PyMongoError as error:
+                self.version.known = False
+                if not failing:
+                    log.warning(
+                        "Cannot read the change log (%s); answers are not reused until it can. "
+                        "Retrying every %.0f s.",
+                        error,
+                        RETRY_SECONDS,
+                    )
+                failing = True
+                await asyncio.sleep(RETRY_SECONDS)
+
+    async def changes_after(self, sequence: int, limit: int) -> list[Change]:
+        """Up to `limit` changes of the log after `sequence`, oldest first."""
+        cursor = self.db.changes.find({"_id": {"$gt": sequence}}).sort("_id").limit(limit)
+        return [_change(doc) for doc in await cursor.to_list(None)]
+
+    async def change_bounds(self) -> tuple[int, int]:
+        """The sequence numbers of the log's oldest change kept (the next one while none is)
+        and of its newest ever (0 before the first)."""
+        counter = await self.db.counters.find_one({"_id": CHANGE_COUNTER})
+        newest = counter["sequence"] if counter else 0
+        oldest = await self.db.changes.find_one({}, {"_id": 1}, sort=[("_id", ASCENDING)])
+        return (newest + 1 if oldest is None else oldest["_id"], newest)
 
     async def backup(self, target: Path) -> None:
         raise NoOnlineBackup(
@@ -434,3 +553,38 @@ def _taken(error: BulkWriteError) -> dict[str, Any]:
     errors = (error.details or {}).get("writeErrors") or [{}]
     taken: dict[str, Any] = errors[0].get("keyValue") or {}
     return taken
+
+
+def _inserted(collection: Collection, doc: Any) -> ChangeDraft:
+    subjects = (
+        benchmark_written(None, doc, set())
+        if collection == "benchmarks"
+        else written(collection, None, doc)
+    )
+    return document_change(collection, None, doc if collection != "api_keys" else {}, subjects)
+
+
+def _change_doc(change: Change) -> dict[str, Any]:
+    return {
+        "_id": change.sequence,
+        "at": change.at,
+        "kind": change.kind.value,
+        "collection": change.collection,
+        "slug": change.slug,
+        "revision": change.revision,
+        "by": change.by,
+        "subjects": sorted(change.subjects),
+    }
+
+
+def _change(doc: dict[str, Any]) -> Change:
+    return Change(
+        kind=ChangeKind(doc["kind"]),
+        subjects=frozenset(doc["subjects"]),
+        collection=doc["collection"],
+        slug=doc["slug"],
+        revision=doc["revision"],
+        by=doc["by"],
+        sequence=doc["_id"],
+        at=doc["at"],
+    )

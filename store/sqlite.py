@@ -17,16 +17,29 @@ import contextlib
 import fcntl
 import logging
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
+from datetime import timedelta
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
 import orjson
 
-from store.changes import DataVersion
+from store.changes import (
+    POLL_SECONDS,
+    RETENTION,
+    Change,
+    ChangeDraft,
+    ChangeKind,
+    DataVersion,
+    LogFollower,
+    document_change,
+    expired_before,
+    now_instant,
+)
 from store.documents import (
     ApiKeyDoc,
     BenchmarkDoc,
@@ -56,6 +69,14 @@ from store.queries import (
     Write,
     WriteFailed,
 )
+from store.subjects import (
+    KEYS,
+    SITE,
+    benchmark_written,
+    placements,
+    ranks_moved,
+    written,
+)
 
 log = logging.getLogger("almanac.store")
 
@@ -63,7 +84,9 @@ T = TypeVar("T")
 
 DATABASE_FILE = "almanac.sqlite3"
 SEED_LOCK_FILE = "seed.lock"  # held by the one process seeding the directory
-POLL_SECONDS = 0.5
+FOLLOWED_AT_ONCE = 1000  # changes read from the log a round trip
+PRUNE_SECONDS = 3600.0  # how often a writer prunes the log of changes past the retention
+Drafts = list[ChangeDraft]
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS benchmarks (
@@ -125,9 +148,21 @@ CREATE TABLE IF NOT EXISTS api_keys (
     doc BLOB NOT NULL
 );
 CREATE TABLE IF NOT EXISTS site (id TEXT PRIMARY KEY, doc BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS changes (  -- the change log (store.changes), one row a change
+    sequence INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused, even after old rows go
+    at TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    collection TEXT,
+    slug TEXT,
+    revision INTEGER,
+    by TEXT,
+    subjects TEXT NOT NULL            -- a JSON array (store.subjects)
+);
+CREATE INDEX IF NOT EXISTS changes_by_time ON changes (at);
 """
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
+UPGRADES_FROM = {3}  # versions whose files this one opens and upgrades (4 added the change log)
 BENCHMARK_COLUMNS = (
     "slug, revision, name, category, family, status, retired, demotion, name_key, release_key, "
     "kind, lab, doc, history"
@@ -142,13 +177,18 @@ class SqliteStore:
 
     embedded = True
 
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, *, retention: timedelta = RETENTION) -> None:
         data_dir.mkdir(parents=True, exist_ok=True)
         self.path = data_dir / DATABASE_FILE
         self.version = DataVersion(known=True)
+        self.follower = LogFollower(self.version)
+        self.retention = retention
+        self._prune_due = 0.0  # when the log is next pruned of changes past the retention
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="almanac-sqlite")
         try:
             self._connection = self._thread.submit(self._open).result()
+            _, newest = self._thread.submit(_change_bounds, self._connection).result()
+            self.follower.start(newest)
         except sqlite3.DatabaseError as error:
             self._thread.shutdown()
             raise StoreUnavailable(
@@ -177,7 +217,7 @@ class SqliteStore:
                 f"{self.path} is an SQLite database of something else (no almanac tables): "
                 "move it aside, or set ALMANAC_DATA_DIR to the almanac's own data directory."
             )
-        if tables and version != SCHEMA_VERSION:
+        if tables and version != SCHEMA_VERSION and version not in UPGRADES_FROM:
             raise StoreUnavailable(
                 f"{self.path} was made by another version of the API (schema {version}, this one "
                 f"reads {SCHEMA_VERSION}): export it with that version, then import it here."
@@ -196,27 +236,38 @@ class SqliteStore:
             self._thread, partial(work, self._connection)
         )
 
-    async def _write(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        """`work` in one transaction (taken at once, so writers queue rather than deadlock)."""
+    async def _write(self, work: Callable[[sqlite3.Connection, Drafts], T]) -> T:
+        """`work` in one transaction (taken at once, so writers queue rather than deadlock),
+        with the changes it describes appended to the change log in the same transaction."""
+        logged: list[Change] = []
 
         def transaction(connection: sqlite3.Connection) -> T:
+            drafts: Drafts = []
             connection.execute("BEGIN IMMEDIATE")
             try:
-                outcome = work(connection)
+                outcome = work(connection, drafts)
+                changes = _log(connection, drafts)
+                if changes and time.monotonic() >= self._prune_due:
+                    self._prune_due = time.monotonic() + PRUNE_SECONDS
+                    expired = expired_before(self.retention)
+                    connection.execute("DELETE FROM changes WHERE at < ?", (expired,))
                 connection.execute("COMMIT")
             except BaseException:
                 if connection.in_transaction:
                     with contextlib.suppress(sqlite3.Error):  # the disk may refuse this too
                         connection.execute("ROLLBACK")
                 raise
+            logged[:] = changes
             return outcome
 
         try:
-            return await self._run(transaction)
+            outcome = await self._run(transaction)
         except sqlite3.OperationalError as error:
             if error.sqlite_errorcode & 0xFF not in (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR):
                 raise
             raise WriteFailed(f"{self.path}: {error}") from error
+        self.follower.local(logged)
+        return outcome
 
     async def watch_statements(self, seen: Callable[[str], None] | None) -> None:
         """Call `seen` with every statement run from now on (None: stop), for checking the
@@ -259,17 +310,15 @@ class SqliteStore:
         assert collection == "site"
         ident, blob = key["_id"], _dumps({k: v for k, v in doc.items() if k != "_id"})
 
-        def write(connection: sqlite3.Connection) -> str:
+        def write(connection: sqlite3.Connection, drafts: Drafts) -> str:
             held = connection.execute("SELECT doc FROM site WHERE id = ?", (ident,)).fetchone()
             if held is not None and held[0] == blob:
                 return "unchanged"
             connection.execute("INSERT OR REPLACE INTO site (id, doc) VALUES (?, ?)", (ident, blob))
+            drafts.append(document_change("site", held, {"slug": ident}, [SITE]))
             return "updated" if held is not None else "created"
 
-        result = await self._write(write)
-        if result != "unchanged":
-            self.version.bump()
-        return result
+        return await self._write(write)
 
     async def insert(self, collection: Collection, doc: Any) -> None:
         """Store a new document; `AlreadyExists` if its slug, key or name is taken."""
@@ -279,60 +328,56 @@ class SqliteStore:
         """Store new documents in one transaction: all of them, or none."""
         docs = list(docs)
 
-        def write(connection: sqlite3.Connection) -> None:
+        def write(connection: sqlite3.Connection, drafts: Drafts) -> None:
             for doc in docs:
-                _insert(connection, collection, doc)
+                drafts.append(_insert(connection, collection, doc))
 
         await self._write(write)
-        self.version.bump()
 
     async def replace_at_revision(
         self, collection: Collection, slug: str, revision: int, doc: Any
     ) -> bool:
         """Replace the document `slug` if it is still at `revision`; False if it moved on."""
 
-        written = await self._write(
-            partial(_replace, collection=collection, slug=slug, revision=revision, doc=doc)
-        )
-        if written:
-            self.version.bump()
-        return written
+        def write(connection: sqlite3.Connection, drafts: Drafts) -> bool:
+            change = _replace(connection, collection, slug, revision, doc)
+            if change is not None:
+                drafts.append(change)
+            return change is not None
+
+        return await self._write(write)
 
     async def write_batch(self, writes: list[Write]) -> list[bool]:
         """Many writes in one transaction, each whole or not at all (a savepoint each): False
         for one refused, because its key is taken or its document moved on."""
 
-        def write(connection: sqlite3.Connection) -> list[bool]:
+        def write(connection: sqlite3.Connection, drafts: Drafts) -> list[bool]:
             done = []
             for one in writes:
                 connection.execute("SAVEPOINT one")
+                change: ChangeDraft | None
                 try:
                     if one.revision is None:
-                        _insert(connection, one.collection, one.doc)
-                        written = True
+                        change = _insert(connection, one.collection, one.doc)
                     else:
-                        written = _replace(
+                        change = _replace(
                             connection, one.collection, one.doc["slug"], one.revision, one.doc
                         )
                 except AlreadyExists:
-                    written = False
-                if not written:
+                    change = None
+                if change is None:
                     connection.execute("ROLLBACK TO one")
+                else:
+                    drafts.append(change)
                 connection.execute("RELEASE one")
-                done.append(written)
+                done.append(change is not None)
             return done
 
-        done = await self._write(write)
-        if any(done):
-            self.version.bump()
-        return done
+        return await self._write(write)
 
     async def revoke_api_key(self, name: str, at: str) -> bool:
         """Revoke the key called `name`; False if there is no such key still in force."""
-        revoked = await self._change_api_key(name, lambda doc: {**doc, "revoked_at": at})
-        if revoked:
-            self.version.bump()
-        return revoked
+        return await self._change_api_key(name, lambda doc: {**doc, "revoked_at": at})
 
     async def set_api_key_budget(self, name: str, budget: BudgetDoc | None) -> bool:
         """Give the key called `name` its own budget, or the configured one again (None)."""
@@ -348,7 +393,7 @@ class SqliteStore:
     ) -> bool:
         """Rewrite the key called `name` as `change` makes it; False if none is in force."""
 
-        def write(connection: sqlite3.Connection) -> bool:
+        def write(connection: sqlite3.Connection, drafts: Drafts) -> bool:
             row = connection.execute(
                 "SELECT doc FROM api_keys WHERE name = ? AND revoked_at IS NULL", (name,)
             ).fetchone()
@@ -359,6 +404,7 @@ class SqliteStore:
                 "UPDATE api_keys SET revoked_at = ?, doc = ? WHERE name = ?",
                 (doc["revoked_at"], _dumps(doc), name),
             )
+            drafts.append(document_change("api_keys", row, {}, [KEYS]))
             return True
 
         return await self._write(write)
@@ -480,8 +526,8 @@ class SqliteStore:
         if it is still at the revision its placements were made from: the slugs that moved on
         (left as their writer placed them)."""
 
-        def write(connection: sqlite3.Connection) -> list[str]:
-            moved = []
+        def write(connection: sqlite3.Connection, drafts: Drafts) -> list[str]:
+            moved, touched = [], set()
             for slug, (revision, placed) in ranks.items():
                 held = connection.execute(
                     "SELECT 1 FROM benchmarks WHERE slug = ? AND revision = ?", (slug, revision)
@@ -489,13 +535,15 @@ class SqliteStore:
                 if held is None:
                     moved.append(slug)
                     continue
+                before = _placements(connection, slug)
                 connection.execute("DELETE FROM model_ranks WHERE slug = ?", (slug,))
                 _insert_ranks(connection, slug, placed)
+                touched |= ranks_moved(before, placements({"tracked_ranks": placed}))
+            if touched:
+                drafts.append(ChangeDraft(ChangeKind.PLACEMENTS_UPDATED, frozenset(touched)))
             return moved
 
-        moved = await self._write(write)
-        self.version.bump()
-        return moved
+        return await self._write(write)
 
     async def benchmark_parents(self) -> dict[str, str | None]:
         """Every benchmark's parent (None for none), by slug."""
@@ -659,14 +707,35 @@ class SqliteStore:
         return await self._run(read)
 
     async def follow_changes(self) -> None:
-        """Bump the data version whenever another process writes, until cancelled."""
-        seen = await self._run(_data_version)
+        """Apply the changes other processes log, as they log them, until cancelled."""
         while True:
             await asyncio.sleep(POLL_SECONDS)
-            now = await self._run(_data_version)
-            if now != seen:
-                seen = now
-                self.version.bump()
+            while changes := await self.changes_after(self.follower.followed, FOLLOWED_AT_ONCE):
+                self.follower.apply(changes)
+                if len(changes) < FOLLOWED_AT_ONCE:
+                    break
+
+    async def changes_after(self, sequence: int, limit: int) -> list[Change]:
+        """Up to `limit` changes of the log after `sequence`, oldest first."""
+
+        def read(connection: sqlite3.Connection) -> list[Change]:
+            rows = connection.execute(
+                f"SELECT {CHANGE_COLUMNS} FROM changes WHERE sequence > ? ORDER BY sequence "
+                "LIMIT ?",
+                (sequence, limit),
+            ).fetchall()
+            return [_change(row) for row in rows]
+
+        return await self._run(read)
+
+    async def change_bounds(self) -> tuple[int, int]:
+        """The sequence numbers of the log's oldest change kept (the next one while none is)
+        and of its newest ever (0 before the first)."""
+
+        def read(connection: sqlite3.Connection) -> tuple[int, int]:
+            return _change_bounds(connection)
+
+        return await self._run(read)
 
     async def _docs(
         self, sql: str, values: list[str] | None, close: str = "", order: str = ""
@@ -720,9 +789,56 @@ def _decoded(cursor: sqlite3.Cursor, size: int, _: sqlite3.Connection) -> list[A
     return docs
 
 
-def _data_version(connection: sqlite3.Connection) -> int:
-    version: int = connection.execute("PRAGMA data_version").fetchone()[0]
-    return version
+def _change_bounds(connection: sqlite3.Connection) -> tuple[int, int]:
+    (newest,) = connection.execute(
+        "SELECT coalesce(max(seq), 0) FROM sqlite_sequence WHERE name = 'changes'"
+    ).fetchone()
+    (oldest,) = connection.execute("SELECT min(sequence) FROM changes").fetchone()
+    return (newest + 1 if oldest is None else oldest, newest)
+
+
+def _log(connection: sqlite3.Connection, drafts: Drafts) -> list[Change]:
+    """Append these changes to the log (in the writer's transaction): as numbered."""
+    at, logged = now_instant(), []
+    for draft in drafts:
+        cursor = connection.execute(
+            "INSERT INTO changes (at, kind, collection, slug, revision, by, subjects) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                at,
+                draft.kind.value,
+                draft.collection,
+                draft.slug,
+                draft.revision,
+                draft.by,
+                _dumps(sorted(draft.subjects)).decode(),
+            ),
+        )
+        assert cursor.lastrowid is not None
+        logged.append(Change(**vars(draft), sequence=cursor.lastrowid, at=at))
+    return logged
+
+
+CHANGE_COLUMNS = "sequence, at, kind, collection, slug, revision, by, subjects"
+
+
+def _change(row: tuple[Any, ...]) -> Change:
+    sequence, at, kind, collection, slug, revision, by, subjects = row
+    return Change(
+        kind=ChangeKind(kind),
+        subjects=frozenset(orjson.loads(subjects)),
+        collection=collection,
+        slug=slug,
+        revision=revision,
+        by=by,
+        sequence=sequence,
+        at=at,
+    )
+
+
+def _placements(connection: sqlite3.Connection, slug: str) -> set[tuple[str, int]]:
+    rows = connection.execute("SELECT model, rank FROM model_ranks WHERE slug = ?", (slug,))
+    return {(model, rank) for model, rank in rows}
 
 
 def _benchmark_rows(
@@ -777,19 +893,27 @@ def _neighbourhood(connection: sqlite3.Connection, request: NeighbourhoodRequest
 
 def _replace(
     connection: sqlite3.Connection, collection: Collection, slug: str, revision: int, doc: Any
-) -> bool:
-    """Put `doc` in place of the document `slug` if it is still at `revision`."""
-    found = connection.execute(
-        f"DELETE FROM {_table(collection)} WHERE slug = ? AND revision = ?", (slug, revision)
-    )
-    if not found.rowcount:
-        return False
+) -> ChangeDraft | None:
+    """Put `doc` in place of the document `slug` if it is still at `revision`: the change it
+    made (None: it moved on)."""
+    table = _table(collection)
+    row = connection.execute(
+        f"SELECT doc FROM {table} WHERE slug = ? AND revision = ?", (slug, revision)
+    ).fetchone()
+    if row is None:
+        return None
+    before = orjson.loads(row[0])
+    if collection == "benchmarks":
+        subjects = benchmark_written(before, doc, _placements(connection, slug))
+    else:
+        subjects = written(collection, before, doc)
+    connection.execute(f"DELETE FROM {table} WHERE slug = ?", (slug,))
     _insert(connection, collection, doc)
-    return True
+    return document_change(collection, before, doc, subjects)
 
 
-def _insert(connection: sqlite3.Connection, collection: Collection, doc: Any) -> None:
-    """Insert one document with its indexed columns and side-table keys."""
+def _insert(connection: sqlite3.Connection, collection: Collection, doc: Any) -> ChangeDraft:
+    """Insert one document with its indexed columns and side-table keys: the change it made."""
     try:
         if collection == "benchmarks":
             _insert_benchmark(connection, doc)
@@ -801,6 +925,7 @@ def _insert(connection: sqlite3.Connection, collection: Collection, doc: Any) ->
                 "VALUES (?, ?, ?, ?, ?)",
                 (doc["key_id"], doc["name"], doc["created_at"], doc["revoked_at"], _dumps(doc)),
             )
+            return document_change(collection, None, {}, [KEYS])
         elif collection in SLUGGED:
             connection.execute(
                 f"INSERT INTO {collection} (slug, doc) VALUES (?, ?)", (doc["slug"], _dumps(doc))
@@ -809,6 +934,12 @@ def _insert(connection: sqlite3.Connection, collection: Collection, doc: Any) ->
             raise ValueError(f"no collection named {collection!r}")
     except sqlite3.IntegrityError as error:
         raise AlreadyExists(_taken(collection, doc, str(error))) from error
+    subjects = (
+        benchmark_written(None, doc, set())
+        if collection == "benchmarks"
+        else written(collection, None, doc)
+    )
+    return document_change(collection, None, doc, subjects)
 
 
 def _insert_benchmark(connection: sqlite3.Connection, doc: BenchmarkDoc) -> None:

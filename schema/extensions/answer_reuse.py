@@ -1,12 +1,14 @@
-"""Reusing answers: a repeated query costs no execution until the data changes.
+"""Reusing answers: a repeated query costs no execution until the data it read changes.
 
 An answer's `data` is kept, encoded, under the exact operation (document text, operation name,
-variables) and the store's data version when it was computed, so any change to the data retires
-it. Only successful query answers are kept (`KeepAnswers`), in a cache bounded by the bytes it
-holds. The HTTP layer answers a repeated operation from it (`kept_answer`) before it would run
-the pipeline again: the answer was computed by the pipeline, from the same text and variables,
-under the same rules, on the same data. A kept answer is handed on as an `orjson.Fragment`: its
-JSON is written as it is.
+variables), with the store's data version when its computation began and the subjects it read
+(store.reads): a change retires exactly the answers that read something it touched, and an
+answer whose reads changed while it was computed is stale from the start. Only successful
+query answers are kept (`KeepAnswers`), in a cache bounded by the bytes it holds. The HTTP
+layer answers a repeated operation from it (`kept_answer`) before it would run the pipeline
+again: the answer was computed by the pipeline, from the same text and variables, under the
+same rules, on data unchanged where it read. A kept answer is handed on as an
+`orjson.Fragment`: its JSON is written as it is.
 """
 
 from collections.abc import Iterator
@@ -25,12 +27,13 @@ from schema.extensions.services import (
     services_of,
 )
 from schema.json import digest, encode_json
+from store import DataVersion
 
 
-def kept_answer(services: Services, key: OperationKey, version: int | None) -> CachedAnswer | None:
-    """The answer kept for this operation, if it was computed on this version of the data."""
+def kept_answer(services: Services, key: OperationKey, data: DataVersion) -> CachedAnswer | None:
+    """The answer kept for this operation, if nothing it read has changed since."""
     kept = services.answers.get(key) if services.answers is not None else None
-    if kept is None or version is None or kept.version != version:
+    if kept is None or not data.unchanged_since(kept.version, kept.reads):
         return None
     return kept
 
@@ -53,6 +56,7 @@ class KeepAnswers(SchemaExtension):
         if result is None or result.errors or result.data is None:
             return
         data = encode_json(result.data)
-        kept = CachedAnswer(version, data, digest(data), context.operation_name)
+        reads = frozenset(context.context.read)
+        kept = CachedAnswer(version, data, digest(data), context.operation_name, reads)
         services.answers.put(key, kept)
         result.data = orjson.Fragment(data)  # type: ignore[assignment]  # Encoded: written as is.

@@ -12,6 +12,7 @@ from strawberry.types import ExecutionContext
 
 from request_limits import Allowance, BoundedCache, DocumentLimits, held_bytes
 from schema.json import encode_json
+from store import EVERYTHING
 
 OperationKey = tuple[str, str | None, bytes]
 """What identifies an operation: its answer and its cost depend on nothing else."""
@@ -33,13 +34,16 @@ class KnownDocument:
 
 @dataclass(frozen=True, slots=True)
 class CachedAnswer:
-    version: int
+    version: int  # the data's version (store.DataVersion) when its computation began
     data: bytes
     digest: str  # of `data` (schema.json.digest): its ETag, computed once
     operation_name: str | None  # of the operation answered (for the logs and metrics)
+    reads: frozenset[str] = frozenset({EVERYTHING})
+    """What its computation read (store.subjects): a change of any of these retires it."""
 
     def size(self) -> int:
-        return sys.getsizeof(self) + sys.getsizeof(self.data) + sys.getsizeof(self.digest)
+        held = sys.getsizeof(self) + sys.getsizeof(self.data) + sys.getsizeof(self.digest)
+        return held + sys.getsizeof(self.reads) + sum(map(sys.getsizeof, self.reads))
 
 
 @dataclass

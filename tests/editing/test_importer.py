@@ -122,9 +122,7 @@ async def test_a_failure_part_way_leaves_no_half_updated_benchmark(
     if isinstance(store, SqliteStore):
         monkeypatch.setattr("store.sqlite._replace", fail_on_the_third(sqlite_replace))
     else:
-        monkeypatch.setattr(
-            store, "replace_at_revision", fail_on_the_third(store.replace_at_revision)
-        )
+        monkeypatch.setattr(store, "_replace", fail_on_the_third(store._replace))
     with pytest.raises(ConnectionError):
         await import_dataset(store, dataset, STAMP)
 
