@@ -52,6 +52,11 @@ KEPT_ANSWERS = Counter(
     "almanac_kept_answers", "Lookups of kept answers: hit (reused) or miss (run).", ["result"]
 )
 KEPT_HIT, KEPT_MISS = KEPT_ANSWERS.labels("hit"), KEPT_ANSWERS.labels("miss")
+EXECUTED = Counter(
+    "almanac_operations_executed",
+    "GraphQL operations run (not answered from a kept answer): under writes, how many answers "
+    "each change made the API compute again.",
+)
 KEPT_ANSWER_BYTES = Gauge(
     "almanac_kept_answer_bytes", "Memory the kept answers hold.", multiprocess_mode="livesum"
 )
@@ -63,8 +68,7 @@ STORE_SECONDS = Histogram(
 )
 DATA_VERSION_AGE = Gauge(
     "almanac_data_version_age_seconds",
-    "Seconds since this process last saw the data change (grows without end when the change "
-    "stream is lost: answers are then not reused).",
+    "Seconds since this process last saw the data change.",
     multiprocess_mode="max",
 )
 DATA_CHANGED = Gauge(
@@ -75,9 +79,15 @@ DATA_CHANGED = Gauge(
 )
 DATA_VERSION_KNOWN = Gauge(
     "almanac_data_version_known",
-    "1 while this process knows when the data changes (on MongoDB: follows the change "
-    "stream), else 0: then no answer is reused.",
+    "1 while this process follows the change log (on MongoDB: reads it), else 0: then no "
+    "answer is reused.",
     multiprocess_mode="min",
+)
+CHANGE_LOG_RESETS = Gauge(
+    "almanac_change_log_resets",
+    "Times this process could not tell from the change log what changed (a gap past the "
+    "retention, a change lost) and so retired every kept answer.",
+    multiprocess_mode="sum",
 )
 PERSISTED_QUERIES = Counter(
     "almanac_persisted_queries", "Persisted-query lookups: hit, miss or registered.", ["result"]
@@ -168,6 +178,7 @@ def watch_data_version(store: Store) -> None:
     DATA_VERSION_AGE.set_function(lambda: time.monotonic() - store.version.changed_at)
     DATA_CHANGED.set_function(lambda: store.version.last_change or 0.0)
     DATA_VERSION_KNOWN.set_function(lambda: float(store.version.known))
+    CHANGE_LOG_RESETS.set_function(lambda: float(store.version.resets))
 
 
 def watch_kept_answers(held: Callable[[], int]) -> None:

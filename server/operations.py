@@ -32,7 +32,7 @@ from server.charges import MINIMUM, Charges
 from server.exchange import Exchange, exchange_of
 from server.graphql_response import VARY
 from server.http_caching import cache_control, held_etag
-from server.metrics import KEPT_HIT, KEPT_MISS, PERSISTED_QUERIES
+from server.metrics import EXECUTED, KEPT_HIT, KEPT_MISS, PERSISTED_QUERIES
 from server.persisted_queries import PersistedQueries
 
 
@@ -101,6 +101,7 @@ class KeptLookup:
         if not batched or (kept := self.find(context)) is None:
             async with self.flights.one(context, exchange.deadline) as waited:
                 if not waited or (kept := self.find(context)) is None:
+                    EXECUTED.inc()
                     return await run()
         return await self.pay(context, exchange, kept)
 

@@ -187,6 +187,7 @@ class LogFollower:
         self.version = version
         self.followed = 0
         """The sequence number up to which every change was applied here."""
+        self.started = False
         self.gap_seconds = gap_seconds
         self._applied: set[int] = set()  # applied here, ahead of `followed`
         self._gap_since: float | None = None
@@ -194,7 +195,7 @@ class LogFollower:
     def start(self, newest: int) -> None:
         """Follow from `newest`: everything up to it was stored before this process kept
         anything."""
-        self.followed = max(self.followed, newest)
+        self.followed, self.started = max(self.followed, newest), True
 
     def local(self, changes: Iterable[Change]) -> None:
         for change in changes:

@@ -192,7 +192,8 @@ class MongoStore:
         await self.db.changes.insert_many([_change_doc(change) for change in logged])
         if time.monotonic() >= self._prune_due:
             self._prune_due = time.monotonic() + PRUNE_SECONDS
-            await self.db.changes.delete_many({"at": {"$lt": expired_before(self.retention)}})
+            expired = {"at": {"$lt": expired_before(self.retention)}, "_id": {"$lt": first}}
+            await self.db.changes.delete_many(expired)
         self.follower.local(logged)
 
     async def ping(self) -> None:
@@ -479,7 +480,7 @@ class MongoStore:
         failing = False
         while True:
             try:
-                if not self.version.known:
+                if not self.follower.started:
                     self.follower.start((await self.change_bounds())[1])
                 while changes := await self.changes_after(self.follower.followed, 1000):
                     self.follower.apply(changes)

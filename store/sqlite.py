@@ -250,7 +250,10 @@ class SqliteStore:
                 if changes and time.monotonic() >= self._prune_due:
                     self._prune_due = time.monotonic() + PRUNE_SECONDS
                     expired = expired_before(self.retention)
-                    connection.execute("DELETE FROM changes WHERE at < ?", (expired,))
+                    connection.execute(
+                        "DELETE FROM changes WHERE at < ? AND sequence < ?",
+                        (expired, changes[0].sequence),
+                    )
                 connection.execute("COMMIT")
             except BaseException:
                 if connection.in_transaction:

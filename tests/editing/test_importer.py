@@ -18,6 +18,7 @@ from editing.dataset import (
     read_dataset,
 )
 from editing.importer import import_dataset
+from store.mongo import MongoStore
 from store.queries import Store
 from store.sqlite import SqliteStore
 from store.sqlite import _replace as sqlite_replace
@@ -122,13 +123,19 @@ async def test_a_failure_part_way_leaves_no_half_updated_benchmark(
     if isinstance(store, SqliteStore):
         monkeypatch.setattr("store.sqlite._replace", fail_on_the_third(sqlite_replace))
     else:
+        assert isinstance(store, MongoStore)
         monkeypatch.setattr(store, "_replace", fail_on_the_third(store._replace))
+    _, logged = await store.change_bounds()
     with pytest.raises(ConnectionError):
         await import_dataset(store, dataset, STAMP)
 
     states = {doc["slug"]: doc for doc in await store.benchmarks_by_slugs(TRACKS)}
     updated = [slug for slug in TRACKS if states[slug] != old[slug]]
     assert len(updated) == (0 if isinstance(store, SqliteStore) else 2)
+    # The change log holds what was written, and only that.
+    assert sorted(change.slug or "" for change in await store.changes_after(logged, 10)) == sorted(
+        updated
+    )
     for slug in TRACKS:
         doc = states[slug]
         if slug in updated:  # Both its new note and its new read, at one new revision.

@@ -13,7 +13,10 @@ from editing.changes import Stamp
 from editing.importer import import_dataset
 from store.queries import Store
 from store.seed import load_bundled_dataset
+from store.sqlite import SqliteStore
+from tests.conftest import GraphQLClient
 from tests.http.test_contract import CONTRACT, GENERAL
+from tests.store.test_changes import another_process, changed
 
 PAGE = {"query": CONTRACT.read_text(encoding="utf-8"), "variables": {"slug": GENERAL}}
 COVERAGE = {"query": "{ modelCardCoverage { launchPostsRead } }"}
@@ -81,3 +84,148 @@ async def test_concurrent_misses_execute_once(
     }
     assert all(a.json()["extensions"]["cost"]["requestedQueryCost"] > 1 for a in answers)
     assert calls["benchmark_with_neighbourhood"] == 1  # one execution for all six
+
+
+async def executes(client: httpx.AsyncClient, calls: Counter[str], query: str) -> bool:
+    """Whether answering `query` ran it (it read the store) rather than reusing a kept answer."""
+    before = sum(calls.values())
+    response = await client.post("/graphql", json={"query": query})
+    assert response.status_code == 200, response.text
+    assert "errors" not in response.json(), response.text
+    return sum(calls.values()) > before
+
+
+async def warm(client: httpx.AsyncClient, calls: Counter[str], *queries: str) -> None:
+    """Each query answered once, then found kept."""
+    for query in queries:
+        await client.post("/graphql", json={"query": query})
+        assert not await executes(client, calls, query)
+
+
+THE_PAGE = "{ benchmark(slug: %s) { name leader { modelName } siblings { nodes { slug } } } }"
+PAGE_OF_GENERAL = THE_PAGE % json.dumps(GENERAL)
+CATALOG = "{ benchmarks(first: 2) { totalCount nodes { slug name leader { modelName } } } }"
+UPDATE = """mutation($slug: String!, $input: BenchmarkInput!) {
+  updateBenchmark(slug: $slug, input: $input) { revision } }"""
+UPDATE_MODEL = """mutation($slug: String!, $input: ModelInput!) {
+  updateModel(slug: $slug, input: $input) { revision } }"""
+
+
+@pytest.fixture
+async def elsewhere(admin: GraphQLClient) -> str:
+    """A benchmark in a category of its own, and a tracked model no leaderboard names: what
+    no answer about the bundled benchmarks reads."""
+    await admin.data(
+        'mutation { createCategory(input: {slug: "elsewhere", name: "Elsewhere"}) { slug } }'
+    )
+    await admin.data(
+        """mutation { createBenchmark(slug: "far-bench", input: {name: "Far Bench",
+             metric: {name: "Accuracy", unit: PERCENT}, category: "elsewhere"}) { slug } }"""
+    )
+    await admin.data(
+        'mutation { createModel(slug: "far-model", input: {name: "Far Model"}) { slug } }'
+    )
+    return "far-bench"
+
+
+async def test_a_write_elsewhere_keeps_the_answers_that_did_not_read_it(
+    client: httpx.AsyncClient, calls: Counter[str], admin: GraphQLClient, elsewhere: str
+) -> None:
+    await warm(client, calls, PAGE_OF_GENERAL, CATALOG)
+    await admin.data(UPDATE, slug=elsewhere, input={"note": "Re-read in December."})
+    await admin.data(
+        RECORD_READ, slug=elsewhere, input={"readOn": "2026-11-20", "entries": TWO_ROWS}
+    )
+    await admin.data(UPDATE_MODEL, slug="far-model", input={"releasedOn": "2026-10"})
+    for query in (PAGE_OF_GENERAL, CATALOG):
+        assert not await executes(client, calls, query)
+
+    # A benchmark past a catalog page is elsewhere too, for that page.
+    await admin.data(UPDATE, slug="deepsearchqa", input={"note": "Seen again."})
+    assert not await executes(client, calls, CATALOG)
+    assert await executes(client, calls, PAGE_OF_GENERAL)  # it shows every sibling
+
+
+RECORD_READ = """mutation($slug: String!, $input: LeaderboardReadInput!) {
+  recordLeaderboardRead(benchmark: $slug, input: $input) { recorded } }"""
+TWO_ROWS = [
+    {"modelName": "Qwen-14B-Chat", "score": 60.0, "setting": "v1", "publishedOn": "2026-11-01"},
+    {"modelName": "Unknown-7B", "score": 50.0, "setting": "v1", "publishedOn": "2026-11-01"},
+]
+
+
+@pytest.mark.parametrize(
+    ("write", "slug", "changed"),
+    [
+        ("the benchmark", GENERAL, {"note": "Checked again."}),
+        ("a family member", "code-interpreter-benchmark-math", {"note": "Checked again."}),
+        ("the parent", "code-interpreter-benchmark", {"description": "The whole suite."}),
+        ("a sibling shown", "mcp-atlas", {"note": "Checked again."}),
+        ("a sibling leaving the category", "bfcl-v4", {"category": "elsewhere"}),
+    ],
+)
+async def test_a_write_to_what_the_page_read_retires_it(
+    client: httpx.AsyncClient,
+    calls: Counter[str],
+    admin: GraphQLClient,
+    elsewhere: str,
+    write: str,
+    slug: str,
+    changed: dict[str, Any],
+) -> None:
+    await warm(client, calls, PAGE_OF_GENERAL)
+    await admin.data(UPDATE, slug=slug, input=changed)
+    assert await executes(client, calls, PAGE_OF_GENERAL), write
+    assert not await executes(client, calls, PAGE_OF_GENERAL)  # kept again, once
+
+
+async def test_a_tracked_model_shown_retires_the_answers_that_read_it(
+    client: httpx.AsyncClient, calls: Counter[str], admin: GraphQLClient, elsewhere: str
+) -> None:
+    await warm(client, calls, PAGE_OF_GENERAL, CATALOG)
+    await admin.data(UPDATE_MODEL, slug="qwen-14b", input={"capabilityIndexRank": 99})
+    assert await executes(client, calls, PAGE_OF_GENERAL)
+    # The catalog's first two leaders are not that model: it keeps its answer.
+    assert not await executes(client, calls, CATALOG)
+
+
+async def test_a_catalog_page_is_retired_by_its_rows_and_by_the_catalog(
+    client: httpx.AsyncClient, calls: Counter[str], admin: GraphQLClient, elsewhere: str
+) -> None:
+    shown = (await client.post("/graphql", json={"query": CATALOG})).json()
+    first = shown["data"]["benchmarks"]["nodes"][0]["slug"]
+    await warm(client, calls, CATALOG)
+    await admin.data(UPDATE, slug=first, input={"note": "Checked again."})
+    assert await executes(client, calls, CATALOG)
+    await warm(client, calls, CATALOG)
+    await admin.data(
+        """mutation { createBenchmark(slug: "near-bench", input: {name: "Near Bench",
+             metric: {name: "Accuracy", unit: PERCENT}, category: "elsewhere"}) { slug } }"""
+    )
+    assert await executes(client, calls, CATALOG)  # one more benchmark: its total moved
+
+
+async def test_a_write_by_another_process_is_seen_by_the_next_request(
+    client: httpx.AsyncClient, store: Store
+) -> None:
+    note = '{ benchmark(slug: "code-interpreter-benchmark-general") { note } }'
+    following = asyncio.create_task(store.follow_changes())
+    other = another_process(store)
+    try:
+        before = (await client.post("/graphql", json={"query": note})).json()["data"]
+        await changed(other, GENERAL, note="Seen by another process.")
+
+        async def seen() -> bool:
+            answer = (await client.post("/graphql", json={"query": note})).json()["data"]
+            return bool(answer["benchmark"]["note"] == "Seen by another process.")
+
+        deadline = asyncio.get_running_loop().time() + 20  # generous: a loaded machine
+        while not await seen():
+            assert asyncio.get_running_loop().time() < deadline, "not seen in time"
+            await asyncio.sleep(0.05)
+        assert before["benchmark"]["note"] != "Seen by another process."
+    finally:
+        following.cancel()
+        await asyncio.gather(following, return_exceptions=True)
+        if isinstance(other, SqliteStore):
+            await other.close()

@@ -1,0 +1,184 @@
+"""The change log: every write records what it changed, in order, on both stores; every
+process follows it, applying each change once, and retires everything when it cannot tell."""
+
+import asyncio
+import time
+from datetime import timedelta
+from typing import Any
+
+from store.changes import Change, ChangeKind, DataVersion, LogFollower
+from store.mongo import MongoStore
+from store.queries import Collection, Store
+from store.sqlite import SqliteStore
+
+GENERAL = "code-interpreter-benchmark-general"
+MATH = "code-interpreter-benchmark-math"
+
+
+def another_process(store: Store, **options: Any) -> Store:
+    """The same data opened again, as another process opens it: its own connection, its own
+    view of the log."""
+    if isinstance(store, SqliteStore):
+        return SqliteStore(store.path.parent, **options)
+    assert isinstance(store, MongoStore)
+    return MongoStore(store.db, **options)
+
+
+async def changed(store: Store, slug: str, **fields: Any) -> dict[str, Any]:
+    [doc] = await store.benchmarks_by_slugs([slug])
+    new = {**doc, **fields, "revision": doc["revision"] + 1, "updated_by": "tester"}
+    assert await store.replace_at_revision(Collection.BENCHMARKS, slug, doc["revision"], new)
+    return new
+
+
+async def logged_since(store: Store, sequence: int) -> list[Change]:
+    return await store.changes_after(sequence, 100)
+
+
+async def test_each_write_logs_its_kind_document_author_and_subjects(store: Store) -> None:
+    _, newest = await store.change_bounds()
+    note = await changed(store, GENERAL, note="Checked again.")
+    [[doc]] = [await store.benchmarks_by_slugs([MATH])]
+    moved = {**doc["category"], "slug": "elsewhere", "name": "Elsewhere"}
+    await changed(store, MATH, category=moved)
+
+    first, second = await logged_since(store, newest)
+    assert (first.sequence, second.sequence) == (newest + 1, newest + 2)
+    assert first.kind is ChangeKind.BENCHMARK_UPDATED
+    assert (first.collection, first.slug, first.revision, first.by) == (
+        "benchmarks",
+        GENERAL,
+        note["revision"],
+        "tester",
+    )
+    assert first.subjects == {f"benchmark:{GENERAL}"}  # nothing a catalog orders by moved
+    assert first.at.endswith("Z")
+    assert second.subjects == {
+        f"benchmark:{MATH}",
+        "catalog",
+        "category:tool-use",
+        "category:elsewhere",
+        "family:code-interpreter-benchmark",
+    }
+
+
+async def test_a_read_recorded_and_a_model_created_are_named_so(store: Store) -> None:
+    _, newest = await store.change_bounds()
+    [doc] = await store.benchmarks_by_slugs([GENERAL])
+    read = {**doc["history"][-1], "revision": doc["revision"] + 1, "read_on": "2026-11-20"}
+    await changed(store, GENERAL, history=[*doc["history"], read])
+    model = {
+        "slug": "far-model",
+        "name": "Far Model",
+        "aliases": [],
+        "lab": None,
+        "released_on": None,
+        "capability_index_rank": None,
+        "revision": 1,
+        "updated_by": "tester",
+        "updated_at": "2026-11-20T00:00:00Z",
+        "keys": ["far model"],
+    }
+    await store.insert(Collection.MODELS, model)
+
+    recorded, created = await logged_since(store, newest)
+    assert recorded.kind is ChangeKind.READ_RECORDED
+    assert created.kind is ChangeKind.MODEL_CREATED
+    assert created.subjects == {"model:far-model", "models"}
+
+
+async def test_a_write_refused_logs_nothing(store: Store) -> None:
+    _, newest = await store.change_bounds()
+    [doc] = await store.benchmarks_by_slugs([GENERAL])
+    stale = doc["revision"] - 1
+    assert not await store.replace_at_revision(Collection.BENCHMARKS, GENERAL, stale, doc)
+    assert await logged_since(store, newest) == []
+
+
+async def wait_for(condition: Any, seconds: float = 20.0) -> None:
+    """Until `condition()` holds (a generous deadline: the machine may be loaded)."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "not seen in time"
+        await asyncio.sleep(0.05)
+
+
+async def test_another_process_applies_exactly_what_a_write_changed(store: Store) -> None:
+    follower = another_process(store)
+    following = asyncio.create_task(follower.follow_changes())
+    try:
+        await wait_for(lambda: follower.version.current is not None)
+        before = follower.version.current
+        assert before is not None
+        await changed(store, GENERAL, note="Checked again.")
+        await wait_for(lambda: follower.version.current != before)
+        assert not follower.version.unchanged_since(before, frozenset({f"benchmark:{GENERAL}"}))
+        assert follower.version.unchanged_since(before, frozenset({f"benchmark:{MATH}"}))
+        assert follower.version.resets == 0
+    finally:
+        following.cancel()
+        await asyncio.gather(following, return_exceptions=True)
+        if isinstance(follower, SqliteStore):
+            await follower.close()
+
+
+async def test_a_follower_behind_the_retention_retires_everything(store: Store) -> None:
+    follower = another_process(store)
+    assert isinstance(follower, SqliteStore | MongoStore)
+    follower.follower.gap_seconds = 0.0  # MongoDB's wait for a change being written
+    follower.follower.start((await follower.change_bounds())[1])  # as it opens, now
+    await changed(store, MATH, note="Checked again.")  # missed while it was away
+    pruning = another_process(store, retention=timedelta(0))
+    await changed(pruning, GENERAL, note="Checked again.")  # and every older change pruned
+    oldest, newest = await store.change_bounds()
+    assert oldest == newest
+
+    following = asyncio.create_task(follower.follow_changes())
+    try:
+        await wait_for(lambda: follower.version.resets == 1)
+        await wait_for(lambda: follower.follower.followed == newest)
+    finally:
+        following.cancel()
+        await asyncio.gather(following, return_exceptions=True)
+        for opened in (follower, pruning):
+            if isinstance(opened, SqliteStore):
+                await opened.close()
+
+
+def change(sequence: int, *subjects: str) -> Change:
+    return Change(ChangeKind.BENCHMARK_UPDATED, frozenset(subjects), sequence=sequence)
+
+
+def test_a_change_made_here_is_applied_once() -> None:
+    version = DataVersion(known=True)
+    follower = LogFollower(version)
+    follower.local([change(1, "benchmark:a")])
+    kept_at = version.current
+    assert kept_at == 1
+    follower.apply([change(1, "benchmark:a"), change(2, "benchmark:b")])
+    assert version.current == 2  # the log's copy of the first change was not applied again
+    assert version.unchanged_since(kept_at, frozenset({"benchmark:a"}))
+    assert not version.unchanged_since(kept_at, frozenset({"benchmark:b"}))
+
+
+def test_a_gap_is_waited_for_then_taken_as_anything_changed() -> None:
+    version = DataVersion(known=True)
+    follower = LogFollower(version, gap_seconds=3600.0)
+    follower.apply([change(2, "benchmark:b")])  # 1 not written yet
+    assert (follower.followed, version.current, version.resets) == (0, 0, 0)
+    follower.apply([change(1, "benchmark:a"), change(2, "benchmark:b")])
+    assert (follower.followed, version.current, version.resets) == (2, 2, 0)
+
+    follower.gap_seconds = 0.0
+    follower.apply([change(4, "benchmark:d")])
+    assert (follower.followed, version.resets) == (4, 1)
+    assert not version.unchanged_since(2, frozenset({"benchmark:z"}))
+
+
+def test_an_answer_that_read_everything_is_retired_by_any_change() -> None:
+    version = DataVersion(known=True)
+    version.bump({"benchmark:a"})
+    assert version.unchanged_since(0, frozenset({"benchmark:b"}))
+    assert not version.unchanged_since(0, frozenset({"*"}))
+    version.known = False
+    assert not version.unchanged_since(1, frozenset({"benchmark:b"}))
