@@ -86,12 +86,12 @@ def timed_import(file: Path, data_dir: Path) -> float:
     return time.monotonic() - began
 
 
-def start(data_dir: Path) -> tuple[subprocess.Popen[bytes], str]:
+def start(data_dir: Path, **settings: str) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "server.cli", "serve", "--port", str(port)],
         cwd=ROOT,
-        env=environment(data_dir, ALMANAC_LOG_LEVEL="warning"),
+        env=environment(data_dir, ALMANAC_LOG_LEVEL="warning", **settings),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
