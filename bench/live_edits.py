@@ -3,10 +3,11 @@ almanac (bench/synthetic.py: no result is real), answer reuse on, one server pro
 
 wrk loads the site's page query for 20 distinct benchmarks (one category), in interleaved
 rounds: quiet; with one write a second to a benchmark none of the 20 pages shows (another
-category); and with one write a second to a benchmark that most of the pages show (a sibling). Each round
-reports throughput and p99; the rounds with writes also report how many operations the server
-executed per write (`almanac_operations_executed_total`, less the writes), beside how many of the 20 pages read
-the benchmark written (its page, its family, the siblings a page reads).
+category); and with one write a second to a benchmark most of the pages show (a sibling).
+Each round reports throughput and p99; the rounds with writes also report how many queries
+the server executed per write (`almanac_operations_executed_total`, less the writes), beside
+how many of the 20 pages read the benchmark written (its page, its family, the siblings a page
+reads).
 
 Bars (issue 19): with unrelated writes, throughput >= 0.9x the quiet rounds' and p99 <= 2x;
 with related writes, <= 1 execution per affected page per write.
