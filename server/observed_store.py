@@ -16,6 +16,7 @@ from store import (
     CategoryCountDoc,
     CategoryDoc,
     Change,
+    ChangeFilter,
     Collection,
     DataVersion,
     ItemCounts,
@@ -223,9 +224,11 @@ class ObservedStore(Store):
     async def follow_changes(self) -> None:
         await self.inner.follow_changes()
 
-    async def changes_after(self, sequence: int, limit: int) -> list[Change]:
+    async def changes_after(
+        self, sequence: int, limit: int, where: ChangeFilter | None = None
+    ) -> list[Change]:
         with self.observe("changes_after"):
-            return await self.inner.changes_after(sequence, limit)
+            return await self.inner.changes_after(sequence, limit, where)
 
     async def change_bounds(self) -> tuple[int, int]:
         with self.observe("change_bounds"):

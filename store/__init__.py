@@ -4,7 +4,7 @@ vocabularies and the bundled dataset.
 
 Other packages import from here, never from the modules inside (import-linter checks it)."""
 
-from store.changes import INTERNAL_KINDS, Change, ChangeKind, DataVersion
+from store.changes import INTERNAL_KINDS, Change, ChangeFilter, ChangeKind, DataVersion
 from store.client import connect, mongodb_uri_problem, prepare
 from store.dates import (
     DATE_SHAPE,
@@ -87,6 +87,7 @@ __all__ = [
     "CategoryCountDoc",
     "CategoryDoc",
     "Change",
+    "ChangeFilter",
     "ChangeKind",
     "Collection",
     "DataVersion",

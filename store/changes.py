@@ -59,6 +59,7 @@ class ChangeDraft:
     slug: str | None = None
     revision: int | None = None
     by: str | None = None
+    category: str | None = None  # a benchmark's, after the change
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,22 @@ class Change(ChangeDraft):
 
     sequence: int = 0
     at: str = ""  # an instant, UTC (store.dates.INSTANT_SHAPE)
+
+
+@dataclass(frozen=True)
+class ChangeFilter:
+    """Which changes of the log to read: each condition given narrows it (None: any)."""
+
+    kinds: frozenset[ChangeKind] | None = None
+    slugs: frozenset[str] | None = None  # of the documents changed: benchmarks, models
+    category: str | None = None  # of the benchmarks changed
+
+    def matches(self, change: Change) -> bool:
+        return (
+            (self.kinds is None or change.kind in self.kinds)
+            and (self.slugs is None or change.slug in self.slugs)
+            and (self.category is None or change.category == self.category)
+        )
 
 
 def now_instant() -> str:
@@ -97,7 +114,7 @@ def document_change(
     else:
         kind = ChangeKind(f"{singular}_updated")
     revision = after.get("revision")
-    by = after.get("updated_by")
+    by, category = after.get("updated_by"), after.get("category")
     return ChangeDraft(
         kind=kind,
         subjects=frozenset(subjects),
@@ -105,6 +122,7 @@ def document_change(
         slug=_text(after.get("slug")),
         revision=revision if isinstance(revision, int) else None,
         by=_text(by),
+        category=_text(category.get("slug")) if isinstance(category, dict) else None,
     )
 
 

@@ -43,7 +43,11 @@ API_KEY_INDEXES = [
 ]
 
 # The change log is read by sequence (its `_id`) and pruned by time.
-CHANGE_INDEXES = [IndexModel([("at", ASCENDING)], name="by_time")]
+CHANGE_INDEXES = [
+    IndexModel([("at", ASCENDING)], name="by_time"),
+    IndexModel([("slug", ASCENDING), ("_id", ASCENDING)], name="of_document"),
+    IndexModel([("category", ASCENDING), ("_id", ASCENDING)], name="in_category"),
+]
 
 
 async def ensure_indexes(db: Any) -> None:

@@ -19,6 +19,7 @@ from store.changes import (
     RETENTION,
     Change,
     ChangeDraft,
+    ChangeFilter,
     ChangeKind,
     DataVersion,
     LogFollower,
@@ -502,9 +503,20 @@ class MongoStore:
                 failing = True
                 await asyncio.sleep(RETRY_SECONDS)
 
-    async def changes_after(self, sequence: int, limit: int) -> list[Change]:
-        """Up to `limit` changes of the log after `sequence`, oldest first."""
-        cursor = self.db.changes.find({"_id": {"$gt": sequence}}).sort("_id").limit(limit)
+    async def changes_after(
+        self, sequence: int, limit: int, where: ChangeFilter | None = None
+    ) -> list[Change]:
+        """Up to `limit` changes of the log after `sequence` (those `where` matches), oldest
+        first."""
+        query: dict[str, Any] = {"_id": {"$gt": sequence}}
+        if where is not None:
+            if where.kinds is not None:
+                query["kind"] = {"$in": sorted(where.kinds)}
+            if where.slugs is not None:
+                query["slug"] = {"$in": sorted(where.slugs)}
+            if where.category is not None:
+                query["category"] = where.category
+        cursor = self.db.changes.find(query).sort("_id").limit(limit)
         return [_change(doc) for doc in await cursor.to_list(None)]
 
     async def change_bounds(self) -> tuple[int, int]:
@@ -574,6 +586,7 @@ def _change_doc(change: Change) -> dict[str, Any]:
         "slug": change.slug,
         "revision": change.revision,
         "by": change.by,
+        "category": change.category,
         "subjects": sorted(change.subjects),
     }
 
@@ -586,6 +599,7 @@ def _change(doc: dict[str, Any]) -> Change:
         slug=doc["slug"],
         revision=doc["revision"],
         by=doc["by"],
+        category=doc.get("category"),
         sequence=doc["_id"],
         at=doc["at"],
     )

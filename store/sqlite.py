@@ -33,6 +33,7 @@ from store.changes import (
     RETENTION,
     Change,
     ChangeDraft,
+    ChangeFilter,
     ChangeKind,
     DataVersion,
     LogFollower,
@@ -156,9 +157,12 @@ CREATE TABLE IF NOT EXISTS changes (  -- the change log (store.changes), one row
     slug TEXT,
     revision INTEGER,
     by TEXT,
+    category TEXT,                    -- a benchmark's, after the change
     subjects TEXT NOT NULL            -- a JSON array (store.subjects)
 );
 CREATE INDEX IF NOT EXISTS changes_by_time ON changes (at);
+CREATE INDEX IF NOT EXISTS changes_of_document ON changes (slug, sequence);
+CREATE INDEX IF NOT EXISTS changes_in_category ON changes (category, sequence);
 """
 
 SCHEMA_VERSION = 4
@@ -718,14 +722,26 @@ class SqliteStore:
                 if len(changes) < FOLLOWED_AT_ONCE:
                     break
 
-    async def changes_after(self, sequence: int, limit: int) -> list[Change]:
-        """Up to `limit` changes of the log after `sequence`, oldest first."""
+    async def changes_after(
+        self, sequence: int, limit: int, where: ChangeFilter | None = None
+    ) -> list[Change]:
+        """Up to `limit` changes of the log after `sequence` (those `where` matches), oldest
+        first."""
+        conditions, values = ["sequence > ?"], list[object]([sequence])
+        if where is not None:
+            for column, wanted in (("kind", where.kinds), ("slug", where.slugs)):
+                if wanted is not None:
+                    conditions.append(f"{column} IN ({','.join('?' * len(wanted))})")
+                    values += sorted(map(str, wanted))
+            if where.category is not None:
+                conditions.append("category = ?")
+                values.append(where.category)
 
         def read(connection: sqlite3.Connection) -> list[Change]:
             rows = connection.execute(
-                f"SELECT {CHANGE_COLUMNS} FROM changes WHERE sequence > ? ORDER BY sequence "
-                "LIMIT ?",
-                (sequence, limit),
+                f"SELECT {CHANGE_COLUMNS} FROM changes WHERE {' AND '.join(conditions)} "
+                "ORDER BY sequence LIMIT ?",
+                [*values, limit],
             ).fetchall()
             return [_change(row) for row in rows]
 
@@ -805,8 +821,8 @@ def _log(connection: sqlite3.Connection, drafts: Drafts) -> list[Change]:
     at, logged = now_instant(), []
     for draft in drafts:
         cursor = connection.execute(
-            "INSERT INTO changes (at, kind, collection, slug, revision, by, subjects) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO changes (at, kind, collection, slug, revision, by, category, subjects) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 at,
                 draft.kind.value,
@@ -814,6 +830,7 @@ def _log(connection: sqlite3.Connection, drafts: Drafts) -> list[Change]:
                 draft.slug,
                 draft.revision,
                 draft.by,
+                draft.category,
                 _dumps(sorted(draft.subjects)).decode(),
             ),
         )
@@ -822,11 +839,11 @@ def _log(connection: sqlite3.Connection, drafts: Drafts) -> list[Change]:
     return logged
 
 
-CHANGE_COLUMNS = "sequence, at, kind, collection, slug, revision, by, subjects"
+CHANGE_COLUMNS = "sequence, at, kind, collection, slug, revision, by, category, subjects"
 
 
 def _change(row: tuple[Any, ...]) -> Change:
-    sequence, at, kind, collection, slug, revision, by, subjects = row
+    sequence, at, kind, collection, slug, revision, by, category, subjects = row
     return Change(
         kind=ChangeKind(kind),
         subjects=frozenset(orjson.loads(subjects)),
@@ -834,6 +851,7 @@ def _change(row: tuple[Any, ...]) -> Change:
         slug=slug,
         revision=revision,
         by=by,
+        category=category,
         sequence=sequence,
         at=at,
     )
