@@ -37,6 +37,8 @@ class ErrorCode(StrEnum):
     FORBIDDEN = "FORBIDDEN"
     NOT_FOUND = "NOT_FOUND"
     CONFLICT = "CONFLICT"
+    # A change feed's cursor older than the changes still kept.
+    CURSOR_EXPIRED = "CURSOR_EXPIRED"
     # The HTTP request itself.
     BAD_REQUEST = "BAD_REQUEST"
     METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED"

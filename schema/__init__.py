@@ -4,6 +4,7 @@ run through the almanac's extensions (see schema.extensions).
 Other packages import from here, never from the modules inside (import-linter checks it)."""
 
 from schema.almanac import AlmanacSchema, almanac_schema, schema
+from schema.changes import encode_change_cursor
 from schema.context import Context, new_context
 from schema.extensions.answer_reuse import kept_answer
 from schema.extensions.metering import LIST_SIZES, published_types
@@ -33,6 +34,7 @@ __all__ = [
     "breaking_changes",
     "digest",
     "document_problems",
+    "encode_change_cursor",
     "encode_json",
     "kept_answer",
     "new_context",

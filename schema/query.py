@@ -12,6 +12,7 @@ from schema.benchmark import (
     Category,
     benchmarks_from_docs,
 )
+from schema.changes import Change, ChangeConnection, ChangeFilterInput, change_feed
 from schema.context import Context
 from schema.directives import at_most, page_of
 from schema.enums import Kind, Status
@@ -149,6 +150,24 @@ class Query:
         found = await node_type.resolve_nodes(info=info, node_ids=[global_id.node_id])
         return found[0]
 
+    @strawberry.field(
+        directives=[page_of()],
+        description=(
+            "Every change to the almanac's data, oldest first, a page at a time: to keep a copy "
+            "current, page through from a cursor (`after`; the start of what is kept without "
+            "one), then ask again from the last page's `endCursor`. Changes are kept for 90 "
+            "days by default; /export.ndjson gives a whole copy and the cursor to go on from."
+        ),
+    )
+    async def changes(
+        self,
+        info: strawberry.Info[Context],
+        first: int = 20,
+        after: str | None = None,
+        filter: ChangeFilterInput | None = None,
+    ) -> ChangeConnection:
+        return await change_feed(info.context, first, after, filter)
+
     @strawberry.field(description="Site-wide: how many launch posts and labs have been read.")
     async def model_card_coverage(self, info: strawberry.Info[Context]) -> ModelCardCoverage:
         figures = await info.context.store.site_figures()
@@ -157,4 +176,8 @@ class Query:
         )
 
 
-NODE_TYPES: dict[str, type[Benchmark] | type[Model]] = {"Benchmark": Benchmark, "Model": Model}
+NODE_TYPES: dict[str, type[Benchmark] | type[Model] | type[Change]] = {
+    "Benchmark": Benchmark,
+    "Model": Model,
+    "Change": Change,
+}

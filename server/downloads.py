@@ -27,6 +27,7 @@ from schema import (
     OperationKey,
     Services,
     digest,
+    encode_change_cursor,
     encode_json,
     kept_answer,
     new_context,
@@ -123,6 +124,7 @@ CSV = "text/csv; charset=utf-8"
 JSON = "application/json"
 NDJSON = "application/x-ndjson"
 PROCESS = secrets.token_hex(4)
+CHANGES_CURSOR = "Almanac-Changes-Cursor"
 """This process, in the export's ETag: its data version counts from 0 at each start."""
 
 
@@ -275,10 +277,17 @@ class Downloads:
         if not allowance.allowed:
             slot.release()
             return self.charges.refusal(throttled_error(cost, allowance), cost, allowance)
+        try:
+            _, logged = await store.change_bounds()  # before any document is read
+        except BaseException:
+            slot.release()
+            raise
         headers = {
             **self.charges.headers(allowance, cost),
             "Cache-Control": cache_control(identity is None, 0),
             "Content-Disposition": 'attachment; filename="almanac.ndjson"',
+            # The change feed's cursor to go on from: every change up to it is in the export.
+            CHANGES_CURSOR: encode_change_cursor(logged),
             **({"ETag": etag} if etag is not None else {}),
         }
         lines = (encode_json(line) + b"\n" async for line in exported_lines(store))

@@ -75,15 +75,15 @@ class ChangeFilter:
     """Which changes of the log to read: each condition given narrows it (None: any)."""
 
     kinds: frozenset[ChangeKind] | None = None
-    slugs: frozenset[str] | None = None  # of the documents changed: benchmarks, models
+    benchmarks: frozenset[str] | None = None  # slugs: changes of these benchmarks
+    models: frozenset[str] | None = None  # slugs: changes of these models (with `benchmarks`,
+    # changes of either)
     category: str | None = None  # of the benchmarks changed
 
-    def matches(self, change: Change) -> bool:
-        return (
-            (self.kinds is None or change.kind in self.kinds)
-            and (self.slugs is None or change.slug in self.slugs)
-            and (self.category is None or change.category == self.category)
-        )
+    def documents(self) -> dict[str, frozenset[str]]:
+        """The documents it names, by collection."""
+        named = {"benchmarks": self.benchmarks, "models": self.models}
+        return {collection: slugs for collection, slugs in named.items() if slugs is not None}
 
 
 def now_instant() -> str:

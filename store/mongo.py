@@ -512,8 +512,11 @@ class MongoStore:
         if where is not None:
             if where.kinds is not None:
                 query["kind"] = {"$in": sorted(where.kinds)}
-            if where.slugs is not None:
-                query["slug"] = {"$in": sorted(where.slugs)}
+            if documents := where.documents():
+                query["$or"] = [
+                    {"collection": collection, "slug": {"$in": sorted(slugs)}}
+                    for collection, slugs in documents.items()
+                ]
             if where.category is not None:
                 query["category"] = where.category
         cursor = self.db.changes.find(query).sort("_id").limit(limit)

@@ -729,10 +729,15 @@ class SqliteStore:
         first."""
         conditions, values = ["sequence > ?"], list[object]([sequence])
         if where is not None:
-            for column, wanted in (("kind", where.kinds), ("slug", where.slugs)):
-                if wanted is not None:
-                    conditions.append(f"{column} IN ({','.join('?' * len(wanted))})")
-                    values += sorted(map(str, wanted))
+            if where.kinds is not None:
+                conditions.append(f"kind IN ({','.join('?' * len(where.kinds))})")
+                values += sorted(map(str, where.kinds))
+            if documents := where.documents():
+                either = []
+                for collection, slugs in documents.items():
+                    either.append(f"(collection = ? AND slug IN ({','.join('?' * len(slugs))}))")
+                    values += [collection, *sorted(slugs)]
+                conditions.append(f"({' OR '.join(either)})")
             if where.category is not None:
                 conditions.append("category = ?")
                 values.append(where.category)
