@@ -21,7 +21,7 @@ from schema.history import LeaderboardRead
 from schema.leaderboard import LeaderboardRow
 from schema.model import Model
 from schema.pagination import MAX_PAGE_SIZE, Edge, PageInfo, slice_size
-from store import INTERNAL_KINDS, BenchmarkDoc, DateTime, EntryDoc, ReadDoc
+from store import INTERNAL_KINDS, BenchmarkDoc, DateTime, EntryDoc, ReadDoc, purge_keys
 from store import Change as LoggedChange
 from store import ChangeFilter as StoreChangeFilter
 from store import ChangeKind as StoreChangeKind
@@ -161,6 +161,16 @@ class Change(relay.Node):
             found.append(cls.from_logged(logged[0]) if hit else None)
         return found
 
+    @strawberry.field(
+        description=(
+            "The surrogate keys to purge from a cache in front of the API after this change: "
+            "GET answers and downloads name what they depend on in `Surrogate-Key` (and "
+            "`Cache-Tag`); every one this change may have changed carries one of these."
+        )
+    )
+    def purge_keys(self) -> list[str]:
+        return purge_keys(self.logged.subjects)
+
     @strawberry.field(description="Pass as `after` to continue after this change.")
     def cursor(self) -> str:
         return encode_change_cursor(self.sequence)
@@ -247,6 +257,9 @@ class ChangeConnection:
     nodes: list[Change] = strawberry.field(description="The changes of this page, in order.")
     edges: list[Edge[Change]] = strawberry.field(description="The changes with their cursors.")
     page_info: PageInfo = strawberry.field(description="Where this page sits in the feed.")
+    newest_cursor: str = strawberry.field(
+        description="The cursor after the newest change: pass it as `after` to follow from now."
+    )
 
 
 async def change_feed(
@@ -274,6 +287,7 @@ async def change_feed(
     return ChangeConnection(
         nodes=changes,
         edges=edges,
+        newest_cursor=encode_change_cursor(newest),
         page_info=PageInfo(
             has_next_page=len(logged) > size,
             has_previous_page=after is not None and sequence >= oldest,

@@ -36,7 +36,14 @@ from schema import (
 from server.charges import MINIMUM, Charges, client_of
 from server.exchange import begin_exchange
 from server.export_slots import ExportSlot, ExportSlots
-from server.http_caching import cache_control, conditional, entity_tag, held_etag, matches
+from server.http_caching import (
+    cache_control,
+    cache_tags,
+    conditional,
+    entity_tag,
+    held_etag,
+    matches,
+)
 from store import SourceKind, Store
 
 LEADERBOARD = """
@@ -341,6 +348,7 @@ class Downloads:
                 self.services.costs.put(key, cost)
         headers |= {
             **self.charges.headers(allowance, cost),
+            **cache_tags(kept.reads),
             "ETag": entity_tag(kept.digest),
             "Content-Disposition": f'attachment; filename="{filename}"',
         }

@@ -31,6 +31,8 @@ class Exchange:
     timed_out: bool = False
     digest: str | None = None
     """Of the kept answer it got, if it got one: its ETag, known already."""
+    reads: frozenset[str] | None = None
+    """What the kept answer it got was computed from (store.subjects)."""
     # What the GraphQL view found once and uses again (server.graphql_view).
     context: Context | None = None
     request_data: GraphQLRequestData | list[GraphQLRequestData] | None = None

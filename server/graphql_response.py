@@ -1,6 +1,6 @@
 """How a GraphQL answer leaves over HTTP: its body, its status and its caching headers, from its
 operations' outcomes (GraphQL over HTTP's status codes for `application/graphql-response+json`;
-429, 504; an ETag for a successful GET query)."""
+429, 504; an ETag and surrogate keys for a successful GET query)."""
 
 from typing import Any
 
@@ -11,7 +11,7 @@ from request_limits import Allowance
 from schema import digest, encode_json
 from server.exchange import Exchange
 from server.graphql_request import GRAPHQL_RESPONSE
-from server.http_caching import cache_control, entity_tag
+from server.http_caching import cache_control, cache_tags, entity_tag
 
 VARY = "Accept, Accept-Encoding, Authorization"
 
@@ -65,4 +65,9 @@ def outcome(
         headers["etag"] = entity_tag(exchange.digest or digest(encode_json(first.data)))
         headers["cache-control"] = cache_control(exchange.identity is None, max_age)
         headers["vary"] = VARY
+        reads = exchange.reads
+        if reads is None and exchange.context is not None:
+            reads = frozenset(exchange.context.read)
+        if reads is not None:
+            headers |= cache_tags(reads)
     return status, headers

@@ -3,12 +3,17 @@
 The ETag is the SHA-256 of the answer's `data`, so it changes exactly when the answer does:
 after any write that changes what the query returns. A gzipped body is a different
 representation, so its ETag carries a `-gzip` suffix (a strong ETag names exact bytes).
+Surrogate keys name what an answer depends on, so a cache in front can purge exactly what a
+change touched.
 """
 
 import gzip
+from collections.abc import Iterable
 
 from starlette.requests import Request
 from starlette.responses import Response
+
+from store import surrogate_keys
 
 # Smaller bodies are not worth compressing.
 COMPRESS_FROM_BYTES = 500
@@ -93,3 +98,10 @@ def conditional(request: Request, response: Response) -> Response:
         headers,
         response.headers["content-type"],
     )
+
+
+def cache_tags(reads: Iterable[str]) -> dict[str, str]:
+    """`Surrogate-Key` (Fastly, Varnish) and `Cache-Tag` (Cloudflare, Akamai): what an answer
+    depends on, for a cache in front of the API to purge by (each change's `purgeKeys`)."""
+    keys = surrogate_keys(reads)
+    return {"surrogate-key": " ".join(keys), "cache-tag": ",".join(keys)}

@@ -121,7 +121,7 @@ class KeptLookup:
         assert context.meter is not None
         if (throttled := await self.charges.charge_kept(context.meter, kept.cost)) is not None:
             return ExecutionResult(data=None, errors=[throttled.as_graphql_error()])
-        exchange.digest = kept.answer.digest
+        exchange.digest, exchange.reads = kept.answer.digest, kept.answer.reads
         if exchange.operation != "batch":
             exchange.operation = kept.answer.operation_name
         return ExecutionResult(data=orjson.Fragment(kept.answer.data), errors=None)  # type: ignore[arg-type]

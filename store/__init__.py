@@ -55,7 +55,7 @@ from store.queries import (
 )
 from store.reads import noting_reads
 from store.seed import load_bundled_dataset
-from store.subjects import EVERYTHING
+from store.subjects import EVERYTHING, purge_keys, surrogate_keys
 from store.vocabulary import (
     AnswerFormat,
     Kind,
@@ -128,6 +128,8 @@ __all__ = [
     "noting_reads",
     "order_key",
     "prepare",
+    "purge_keys",
     "score_range",
+    "surrogate_keys",
     "too_early",
 ]

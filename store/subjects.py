@@ -114,3 +114,24 @@ COLLECTION_SUBJECTS = {"labs": LABS, "categories": CATEGORIES, "site": SITE, "ap
 def of_benchmarks(docs: Iterable[Any]) -> set[str]:
     """What reading these benchmark documents depends on: each of them."""
     return {benchmark(doc["slug"]) for doc in docs}
+
+
+ALL_KEY = "all"
+"""The surrogate key every answer carries: purging it purges everything."""
+ANY_KEY = "any"
+"""The surrogate key of answers that read what no subject names: any change purges it."""
+MAX_KEYS_BYTES = 8192  # beyond, an answer is keyed as depending on anything
+
+
+def surrogate_keys(reads: Iterable[str]) -> list[str]:
+    """The keys a cache in front of the API files an answer under (`Surrogate-Key`), from what
+    its computation read: a change's `purge_keys` name every answer it may have changed."""
+    keys = sorted(ANY_KEY if subject == EVERYTHING else subject for subject in reads)
+    if sum(len(key) + 1 for key in keys) > MAX_KEYS_BYTES:
+        keys = [ANY_KEY]
+    return [ALL_KEY, *keys]
+
+
+def purge_keys(subjects: Iterable[str]) -> list[str]:
+    """The surrogate keys to purge after a change of these subjects."""
+    return sorted({ANY_KEY, *subjects})

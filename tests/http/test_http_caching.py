@@ -11,7 +11,7 @@ from editing.importer import import_dataset
 from server.api_keys import create_key
 from store.queries import Store
 from store.seed import load_bundled_dataset
-from tests.conftest import skip_unless_required
+from tests.conftest import GraphQLClient, skip_unless_required
 from tests.http.test_contract import CONTRACT, GENERAL
 
 PAGE = {"query": CONTRACT.read_text(encoding="utf-8"), "variables": f'{{"slug": "{GENERAL}"}}'}
@@ -130,3 +130,31 @@ async def test_a_kept_answer_the_client_holds_costs_the_minimum(
     assert held.headers["almanac-cost"] == "1"
     assert held.headers["etag"] == first.headers["etag"]
     assert calls == {}  # answered from the kept answer: nothing read, nothing run
+
+
+async def test_a_cache_in_front_can_purge_exactly_what_a_change_touched(
+    client: httpx.AsyncClient, admin: GraphQLClient
+) -> None:
+    page = {"query": '{ benchmark(slug: "code-interpreter-benchmark-general") { name } }'}
+    answered = await client.get("/graphql", params=page)
+    kept = await client.get("/graphql", params=page)
+    download = await client.get("/benchmarks/code-interpreter-benchmark-general.csv")
+    keys = set(answered.headers["surrogate-key"].split())
+    assert {"all", "benchmark:code-interpreter-benchmark-general", "category:tool-use"} <= keys
+    assert set(kept.headers["surrogate-key"].split()) == keys
+    assert answered.headers["cache-tag"].split(",") == answered.headers["surrogate-key"].split()
+    assert "benchmark:code-interpreter-benchmark-general" in download.headers["surrogate-key"]
+
+    start = (await admin.data("{ changes(first: 0) { newestCursor } }"))["changes"]
+    update = """mutation($slug: String!) {
+      updateBenchmark(slug: $slug, input: {note: "Checked again."}) { revision } }"""
+    await admin.data(update, slug="code-interpreter-benchmark-general")
+    await admin.data('mutation { createLab(input: {slug: "far-lab", name: "Far Lab"}) { slug } }')
+    feed = await admin.data(
+        "query($after: String) { changes(after: $after) { nodes { kind purgeKeys } } }",
+        after=start["newestCursor"],
+    )
+    touched, elsewhere = feed["changes"]["nodes"]
+    assert (touched["kind"], elsewhere["kind"]) == ("BENCHMARK_UPDATED", "LAB_CREATED")
+    assert keys & set(touched["purgeKeys"])  # the page is purged
+    assert not keys & set(elsewhere["purgeKeys"])  # and kept for a change it did not read
