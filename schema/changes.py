@@ -263,12 +263,18 @@ class ChangeConnection:
 
 
 async def change_feed(
-    context: Context, first: int, after: str | None, where: ChangeFilterInput | None
+    context: Context,
+    first: int,
+    after: str | None,
+    where: ChangeFilterInput | None,
+    last: int | None = None,
 ) -> ChangeConnection:
     """A page of the change feed: up to `first` changes after the cursor `after` (the start of
-    the log kept if None). A cursor from before the oldest change kept is refused, as the
-    changes after it are no longer known."""
-    size = slice_size("first", first, MAX_PAGE_SIZE)
+    the log kept if None), or the `last` ones (still oldest first). A cursor from before the
+    oldest change kept is refused, as the changes after it are no longer known."""
+    size = slice_size(
+        "first" if last is None else "last", first if last is None else last, MAX_PAGE_SIZE
+    )
     sequence = 0 if after is None else decode_change_cursor(after)
     oldest, newest = await context.store.change_bounds()
     if sequence > newest:
@@ -281,7 +287,13 @@ async def change_feed(
             code=ErrorCode.CURSOR_EXPIRED,
         )
     store_filter = ALL_PUBLIC if where is None else where.to_store_filter()
-    logged = await context.store.changes_after(sequence, size + 1, store_filter)
+    if last is None:
+        logged = await context.store.changes_after(sequence, size + 1, store_filter)
+    else:
+        newest_first = await context.store.changes_after(
+            sequence, size, store_filter, newest_first=True
+        )
+        logged = newest_first[::-1]
     changes = [Change.from_logged(change) for change in logged[:size]]
     edges = [Edge(cursor=encode_change_cursor(c.sequence), node=c) for c in changes]
     return ChangeConnection(
@@ -290,7 +302,8 @@ async def change_feed(
         newest_cursor=encode_change_cursor(newest),
         page_info=PageInfo(
             has_next_page=len(logged) > size,
-            has_previous_page=after is not None and sequence >= oldest,
+            has_previous_page=(after is not None and sequence >= oldest)
+            or (last is not None and len(logged) == size),
             start_cursor=edges[0].cursor if edges else None,
             # With nothing new, where this page started: the place to ask from again.
             end_cursor=edges[-1].cursor

@@ -36,10 +36,11 @@ def sliced_by(argument: str) -> ListSize:
     return ListSize(slicing_arguments=[argument], require_one_slicing_argument=False)
 
 
-def page_of(argument: str = "first") -> ListSize:
-    """A connection whose `nodes` and `edges` hold `argument` items."""
+def page_of(*arguments: str) -> ListSize:
+    """A connection whose `nodes` and `edges` hold as many items as the slicing argument given
+    asks for (`first`, unless named)."""
     return ListSize(
-        slicing_arguments=[argument],
+        slicing_arguments=list(arguments or ("first",)),
         sized_fields=["nodes", "edges"],
         require_one_slicing_argument=False,
     )

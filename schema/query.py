@@ -151,12 +151,13 @@ class Query:
         return found[0]
 
     @strawberry.field(
-        directives=[page_of()],
+        directives=[page_of("first", "last")],
         description=(
             "Every change to the almanac's data, oldest first, a page at a time: to keep a copy "
             "current, page through from a cursor (`after`; the start of what is kept without "
-            "one), then ask again from the last page's `endCursor`. Changes are kept for 90 "
-            "days by default; /export.ndjson gives a whole copy and the cursor to go on from."
+            "one), then ask again from the last page's `endCursor`. `last` gives the newest "
+            "changes instead (still oldest first). Changes are kept for 90 days by default; "
+            "/export.ndjson gives a whole copy and the cursor to go on from."
         ),
     )
     async def changes(
@@ -165,8 +166,9 @@ class Query:
         first: int = 20,
         after: str | None = None,
         filter: ChangeFilterInput | None = None,
+        last: int | None = None,
     ) -> ChangeConnection:
-        return await change_feed(info.context, first, after, filter)
+        return await change_feed(info.context, first, after, filter, last)
 
     @strawberry.field(description="Site-wide: how many launch posts and labs have been read.")
     async def model_card_coverage(self, info: strawberry.Info[Context]) -> ModelCardCoverage:

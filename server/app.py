@@ -30,6 +30,7 @@ from server.api_keys import ADMIN_KEY_FILE, EMBEDDED_ADMIN_KEY_NAME, kept_key
 from server.charges import Charges
 from server.downloads import Downloads
 from server.errors import http_error
+from server.feeds import Feeds
 from server.front_door import favicon, front_door, guide
 from server.graphiql import asset_endpoint
 from server.graphql_view import AlmanacGraphQL
@@ -76,6 +77,7 @@ def create_app(
     services = shared_services(settings)
     tracing = (tracer_provider or otlp_tracer_provider()) if settings.tracing else None
     downloads = Downloads(Charges(settings, services.budgets), services.graphql)
+    feeds = Feeds(downloads)
     request_log = RequestLog.configured(settings)
     observers: list[Observer] = [request_log.observe] if request_log is not None else []
     request_metrics = None
@@ -135,6 +137,8 @@ def create_app(
             Route("/docs/{name}.md", guide),
             Route("/favicon.ico", favicon),
             Route("/schema.graphql", published_schema),
+            Route("/changes.atom", feeds.changes),
+            Route("/benchmarks/{slug}.atom", feeds.benchmark),  # before the other formats
             Route("/benchmarks/{slug}.{format}", downloads.leaderboard),
             Route("/models/{slug}.csv", downloads.standings),
             Route("/export.ndjson", downloads.export),

@@ -132,6 +132,7 @@ JSON = "application/json"
 NDJSON = "application/x-ndjson"
 PROCESS = secrets.token_hex(4)
 CHANGES_CURSOR = "Almanac-Changes-Cursor"
+FEED = "/changes.atom"  # what a download links to: the feed of what changes it
 """This process, in the export's ETag: its data version counts from 0 at each start."""
 
 
@@ -160,7 +161,7 @@ class Downloads:
 
         async def make(identity: Identity | None, read: set[str]) -> bytes:
             variables = {"slug": slug, "first": ALL_ROWS, **only}
-            data = await _run(request, identity, read, LEADERBOARD, variables)
+            data = await run_query(request, identity, read, LEADERBOARD, variables)
             benchmark = _found(data["benchmark"], missing)
             if kind == "json":
                 return encode_json(benchmark)
@@ -194,10 +195,13 @@ class Downloads:
             return _csv(LEADERBOARD_COLUMNS, lines)
 
         if kind not in ("csv", "json"):
-            unknown = ApiError(f"No download ends in .{kind}: ask for .csv or .json.", status=404)
+            unknown = ApiError(
+                f"No download ends in .{kind}: ask for .csv, .json or .atom.", status=404
+            )
             return await self.charges.refused(request, None, unknown)
         media_type = CSV if kind == "csv" else JSON
-        return await self.answer(request, price, make, missing, f"{slug}.{kind}", media_type)
+        feed = f"/benchmarks/{slug}.atom"
+        return await self.answer(request, price, make, missing, f"{slug}.{kind}", media_type, feed)
 
     async def standings(self, request: Request) -> Response:
         """`/models/{slug}.csv`: the model's result on every benchmark that lists it."""
@@ -220,7 +224,7 @@ class Downloads:
             lines, after = [], None
             while True:
                 variables = {"slug": slug, "first": PAGE, "after": after}
-                data = await _run(request, identity, read, STANDINGS, variables)
+                data = await run_query(request, identity, read, STANDINGS, variables)
                 page = _found(data["model"], missing)["standings"]
                 lines += [
                     (
@@ -252,7 +256,7 @@ class Downloads:
                     return _csv(STANDINGS_COLUMNS, lines)
                 after = page["pageInfo"]["endCursor"]
 
-        return await self.answer(request, price, make, missing, f"{slug}.csv", CSV)
+        return await self.answer(request, price, make, missing, f"{slug}.csv", CSV, FEED)
 
     async def export(self, request: Request) -> Response:
         """`/export.ndjson`: everything, in the import format, one item a line, streamed as it
@@ -306,11 +310,13 @@ class Downloads:
         price: Callable[[Store], Awaitable[int | None]],
         make: Callable[[Identity | None, set[str]], Awaitable[bytes]],
         missing: str,
-        filename: str,
+        filename: str | None,
         media_type: str,
+        feed: str | None = FEED,
     ) -> Response:
         """The download: priced (`price`: None if what it names is not there) and paid for
-        before it is made (`make`), kept until what it read changes, with its ETag; or why not."""
+        before it is made (`make`), kept until what it read changes, with its ETag and a link to
+        the feed of its changes; or why not."""
         identity = None
         try:
             identity = await self.charges.identify(request)
@@ -350,8 +356,11 @@ class Downloads:
             **self.charges.headers(allowance, cost),
             **cache_tags(kept.reads),
             "ETag": entity_tag(kept.digest),
-            "Content-Disposition": f'attachment; filename="{filename}"',
         }
+        if filename is not None:  # a file to keep; else a page to read (a feed)
+            headers["Content-Disposition"] = f'attachment; filename="{filename}"'
+        if feed is not None:
+            headers["Link"] = f'<{feed}>; rel="alternate"; type="application/atom+xml"'
         return conditional(request, Response(kept.data, 200, headers, media_type))
 
 
@@ -402,7 +411,7 @@ def _note(
         exchange.code = ErrorCode.THROTTLED.value
 
 
-async def _run(
+async def run_query(
     request: Request,
     identity: Identity | None,
     read: set[str],

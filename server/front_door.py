@@ -23,6 +23,8 @@ LINKS = {
     "leaderboardJson": "/benchmarks/{slug}.json",
     "modelDownload": "/models/{slug}.csv",
     "export": "/export.ndjson",
+    "changesFeed": "/changes.atom",
+    "benchmarkFeed": "/benchmarks/{slug}.atom",
     "health": "/healthz",
     "ready": "/readyz",
 }
@@ -34,6 +36,7 @@ PAGE = """<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><title>Benchmark Almanac API</title>
 <link rel="icon" href="/favicon.ico" type="image/svg+xml">
+<link rel="alternate" href="/changes.atom" type="application/atom+xml" title="Changes">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>body{{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem}}
 code{{background:#f3f3f3;padding:0 .2em}}</style></head>
@@ -51,6 +54,8 @@ code{{background:#f3f3f3;padding:0 .2em}}</style></head>
   e.g. <a href="/benchmarks/{example}.csv">/benchmarks/{example}.csv</a>, and
   <code>/models/{{slug}}.csv</code>; everything, in the import format:
   <a href="/export.ndjson">/export.ndjson</a>.</li>
+<li>What changed, as feeds to subscribe to: <a href="/changes.atom">/changes.atom</a>, and each
+  benchmark's, e.g. <a href="/benchmarks/{example}.atom">/benchmarks/{example}.atom</a>.</li>
 </ul>
 </body>
 </html>

@@ -225,10 +225,15 @@ class ObservedStore(Store):
         await self.inner.follow_changes()
 
     async def changes_after(
-        self, sequence: int, limit: int, where: ChangeFilter | None = None
+        self,
+        sequence: int,
+        limit: int,
+        where: ChangeFilter | None = None,
+        *,
+        newest_first: bool = False,
     ) -> list[Change]:
         with self.observe("changes_after"):
-            return await self.inner.changes_after(sequence, limit, where)
+            return await self.inner.changes_after(sequence, limit, where, newest_first=newest_first)
 
     async def change_bounds(self) -> tuple[int, int]:
         with self.observe("change_bounds"):

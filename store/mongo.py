@@ -504,10 +504,15 @@ class MongoStore:
                 await asyncio.sleep(RETRY_SECONDS)
 
     async def changes_after(
-        self, sequence: int, limit: int, where: ChangeFilter | None = None
+        self,
+        sequence: int,
+        limit: int,
+        where: ChangeFilter | None = None,
+        *,
+        newest_first: bool = False,
     ) -> list[Change]:
         """Up to `limit` changes of the log after `sequence` (those `where` matches), oldest
-        first."""
+        first: the first `limit` of them, or the last (`newest_first`), newest first."""
         query: dict[str, Any] = {"_id": {"$gt": sequence}}
         if where is not None:
             if where.kinds is not None:
@@ -519,7 +524,7 @@ class MongoStore:
                 ]
             if where.category is not None:
                 query["category"] = where.category
-        cursor = self.db.changes.find(query).sort("_id").limit(limit)
+        cursor = self.db.changes.find(query).sort("_id", -1 if newest_first else 1).limit(limit)
         return [_change(doc) for doc in await cursor.to_list(None)]
 
     async def change_bounds(self) -> tuple[int, int]:

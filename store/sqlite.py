@@ -723,10 +723,15 @@ class SqliteStore:
                     break
 
     async def changes_after(
-        self, sequence: int, limit: int, where: ChangeFilter | None = None
+        self,
+        sequence: int,
+        limit: int,
+        where: ChangeFilter | None = None,
+        *,
+        newest_first: bool = False,
     ) -> list[Change]:
         """Up to `limit` changes of the log after `sequence` (those `where` matches), oldest
-        first."""
+        first: the first `limit` of them, or the last (`newest_first`), newest first."""
         conditions, values = ["sequence > ?"], list[object]([sequence])
         if where is not None:
             if where.kinds is not None:
@@ -745,7 +750,7 @@ class SqliteStore:
         def read(connection: sqlite3.Connection) -> list[Change]:
             rows = connection.execute(
                 f"SELECT {CHANGE_COLUMNS} FROM changes WHERE {' AND '.join(conditions)} "
-                "ORDER BY sequence LIMIT ?",
+                f"ORDER BY sequence {'DESC' if newest_first else ''} LIMIT ?",
                 [*values, limit],
             ).fetchall()
             return [_change(row) for row in rows]
