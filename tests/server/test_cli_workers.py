@@ -14,7 +14,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.conftest import Served, almanac_process
+from tests.conftest import Served, almanac_process, free_port
 from tests.server.test_shutdown import poll
 
 SLUG = "code-interpreter-benchmark-general"
@@ -32,8 +32,10 @@ T = TypeVar("T")
 Samples = list[tuple[str, dict[str, str], float]]
 
 
-def scrape(served: Served) -> Samples:
-    text = httpx.get(f"{served.url}/metrics", timeout=30).text
+def scrape(served: Served | str) -> Samples:
+    """The metrics at `served`'s /metrics, or at a URL."""
+    url = f"{served.url}/metrics" if isinstance(served, Served) else served
+    text = httpx.get(url, timeout=30).text
     return [
         (sample.name, sample.labels, sample.value)
         for family in text_string_to_metric_families(text)
@@ -145,3 +147,16 @@ def test_two_workers_serve_one_data_directory(
         served.process.send_signal(signal.SIGTERM)
         served.process.wait(timeout=60)
     assert list(tmp_path.glob("almanac-metrics-*")) == []
+
+
+def test_the_metrics_port_serves_every_worker() -> None:
+    port = free_port()
+    with almanac_process(
+        "--workers", "2", shutdown_drain_seconds="0", metrics_port=str(port)
+    ) as served:
+        assert httpx.get(f"{served.url}/metrics").status_code == 404
+        # Served by the command that runs the workers: both are there (from their start).
+        poll(
+            lambda: answered(scrape(f"http://127.0.0.1:{port}")),
+            lambda by_worker: len(by_worker) == 2,
+        )
