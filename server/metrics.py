@@ -93,7 +93,8 @@ DATA_VERSION_KNOWN = Gauge(
 CHANGE_LOG_RESETS = Gauge(
     "almanac_change_log_resets",
     "Times this process could not tell from the change log what changed (a gap past the "
-    "retention, a change lost) and so retired every kept answer.",
+    "retention, a change lost) and so retired every kept answer. With several workers: their "
+    "sum, the ended ones' included.",
     multiprocess_mode="sum",
 )
 PERSISTED_QUERIES = Counter(
