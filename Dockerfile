@@ -39,5 +39,5 @@ EXPOSE 8000
 HEALTHCHECK --interval=30s --timeout=3s --start-period=15s --retries=3 \
     CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=2)"]
 # One worker per container: scale out with more containers behind the load balancer
-# (or pass --workers N with a MongoDB URI set).
+# (or pass --workers N: on the embedded store too; set ALMANAC_REDIS_URL to share budgets).
 CMD ["almanac", "serve", "--host", "0.0.0.0", "--port", "8000"]

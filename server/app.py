@@ -41,11 +41,10 @@ from server.metrics import (
     SHARED_BUDGETS_REACHABLE,
     Operations,
     RequestMetrics,
+    SampledGauges,
     metrics,
     registry,
     timed_store,
-    watch_data_version,
-    watch_kept_answers,
 )
 from server.persisted_queries import (
     LocalDocuments,
@@ -59,6 +58,7 @@ from server.settings import Settings
 from server.shared_services import SharedServices
 from server.shutdown import Drain
 from server.tracing import operation_tracing, otlp_tracer_provider, request_tracing, traced_store
+from server.worker_metrics import metrics_shared
 from store import Store, connect, prepare
 
 log = logging.getLogger("almanac")
@@ -81,6 +81,7 @@ def create_app(
     request_log = RequestLog.configured(settings)
     observers: list[Observer] = [request_log.observe] if request_log is not None else []
     request_metrics = None
+    sampled_gauges = SampledGauges()
     if settings.metrics:
         request_metrics = RequestMetrics(Operations.of_site(services.persisted.trusted, CONTRACT))
         observers.append(request_metrics.observe)
@@ -91,9 +92,11 @@ def create_app(
         left as it is."""
         if settings.metrics:
             opened = timed_store(opened)
-            watch_data_version(opened)
+            sampled_gauges.watch_data_version(opened)
             answers = services.graphql.answers
-            watch_kept_answers(lambda: answers.bytes_held if answers is not None else 0)
+            sampled_gauges.watch_kept_answers(
+                lambda: answers.bytes_held if answers is not None else 0
+            )
         if tracing is not None:
             opened = traced_store(opened, tracing)
         return opened
@@ -106,10 +109,15 @@ def create_app(
         if store is None:
             app.state.store = observed(await open_store(settings))
         opened: Store = app.state.store
-        if settings.metrics and settings.metrics_port is not None:
+        # With several workers, the command that runs them serves the port (server.cli).
+        if settings.metrics and settings.metrics_port is not None and not metrics_shared():
             start_http_server(settings.metrics_port, registry=registry())
         following = asyncio.create_task(opened.follow_changes())
-        periodic = [every(FOLD_SECONDS, request_metrics.fold)] if request_metrics else []
+        periodic = (
+            [every(FOLD_SECONDS, request_metrics.fold), every(FOLD_SECONDS, sampled_gauges.sample)]
+            if request_metrics
+            else []
+        )
         if request_log is not None:
             periodic.append(every(FLUSH_SECONDS, request_log.flush))
         writers = [asyncio.create_task(work) for work in periodic]
@@ -166,6 +174,7 @@ def create_app(
     app.state.drain = drain
     app.state.request_log = request_log
     app.state.request_metrics = request_metrics
+    app.state.sampled_gauges = sampled_gauges
     return app
 
 
@@ -268,7 +277,8 @@ async def open_store(settings: Settings) -> Store:
         await benchmark_count(opened),
     )
     kept = settings.data_dir / ADMIN_KEY_FILE
-    key, made = await kept_key(opened, kept, EMBEDDED_ADMIN_KEY_NAME, "admin")
+    async with opened.seed_lock():  # workers starting at once make one key, not one each
+        key, made = await kept_key(opened, kept, EMBEDDED_ADMIN_KEY_NAME, "admin")
     if made:  # Shown this once: every line logged may end up in a log shipper's store.
         log.warning("Admin API key made, kept in %s (`almanac admin-key` shows it): %s", kept, key)
     else:

@@ -8,13 +8,15 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import NoReturn, TypeVar
 
 import click
 import uvicorn
+from prometheus_client import start_http_server
 
 from editing import (
     ImportSummary,
@@ -48,8 +50,10 @@ from server.configuration import (
 )
 from server.http_protocol import GuardedHttpToolsProtocol, raise_descriptor_limit
 from server.logs import log_config, printable
+from server.metrics import registry
 from server.persisted_queries import manifest_documents, trusted_manifest
 from server.settings import LOCAL_ORIGINS, Settings
+from server.worker_metrics import shared_by_workers
 from store import Store, StoreUnavailable, WriteFailed, connect, prepare
 
 T = TypeVar("T")
@@ -81,32 +85,54 @@ def serve(host: str, port: int, workers: int, allow_local_origins: bool) -> None
     settings = configured()
     if settings.metrics_port == port:
         refuse_configuration([f"ALMANAC_METRICS_PORT: {port} is the API's own port (--port)"])
-    if workers > 1 and not settings.mongodb_uri:
-        raise click.UsageError(
-            "Several workers need MongoDB: the embedded store is made for one server process "
-            "(with the CLI beside it). Set ALMANAC_MONGODB_URI, or serve with --workers 1."
-        )
     # The store is opened (and a new one seeded) here first, so that a store that cannot be
     # opened is one line and exit code 2, not the app's start-up failing with a traceback.
     run_on_database(lambda store: store.ping())
     click.echo(f"GraphiQL: http://{host}:{port}/graphql  (POST GraphQL requests to the same URL)")
     click.echo(f"CORS: {allowed_origins(settings)}")
+    if workers > 1 and settings.redis_url is None:
+        logging.getLogger("almanac").warning(
+            "Budgets are per worker without ALMANAC_REDIS_URL: each of the %d workers meters "
+            "clients on its own, so a client may spend up to %d times its budget.",
+            workers,
+            workers,
+        )
     raise_descriptor_limit(settings.max_connections)
-    uvicorn.run(
-        "server.app:app_from_environment",
-        factory=True,
-        host=host,
-        port=port,
-        workers=workers,
-        log_level=settings.log_level,
-        log_config=log_config(settings),
-        access_log=False,  # server.logs writes one richer line per request
-        proxy_headers=True,
-        forwarded_allow_ips=settings.forwarded_allow_ips,
-        http=GuardedHttpToolsProtocol,
-        timeout_keep_alive=settings.keep_alive_timeout_seconds,
-        timeout_graceful_shutdown=settings.shutdown_timeout_seconds,
-    )
+    with metrics_of_workers(workers, settings):
+        uvicorn.run(
+            "server.app:app_from_environment",
+            factory=True,
+            host=host,
+            port=port,
+            workers=workers,
+            log_level=settings.log_level,
+            log_config=log_config(settings),
+            access_log=False,  # server.logs writes one richer line per request
+            proxy_headers=True,
+            forwarded_allow_ips=settings.forwarded_allow_ips,
+            http=GuardedHttpToolsProtocol,
+            timeout_keep_alive=settings.keep_alive_timeout_seconds,
+            timeout_graceful_shutdown=settings.shutdown_timeout_seconds,
+        )
+
+
+@contextmanager
+def metrics_of_workers(workers: int, settings: Settings) -> Iterator[None]:
+    """With several workers (on either store), their metrics in prometheus-client's
+    multiprocess mode, in a directory made for them and removed when they end; and the
+    metrics' own port, if one is set, served here by the process that runs them."""
+    if workers == 1 or not settings.metrics:
+        yield
+        return
+    with shared_by_workers():
+        if settings.metrics_port is not None:
+            try:
+                start_http_server(settings.metrics_port, registry=registry())
+            except OSError as error:
+                refuse_configuration(
+                    [f"ALMANAC_METRICS_PORT: {settings.metrics_port} ({error.strerror})"]
+                )
+        yield
 
 
 def allowed_origins(settings: Settings) -> str:

@@ -1,15 +1,18 @@
 """Prometheus metrics (prometheus-client), served at `/metrics`, or on a port of their own
 (`ALMANAC_METRICS_PORT`), or not at all (`ALMANAC_METRICS=false`).
 
-With several workers on one host, set `PROMETHEUS_MULTIPROC_DIR` (prometheus-client's
-multiprocess mode): each worker writes there, and `/metrics` sums them.
+With several workers (`almanac serve --workers N`), prometheus-client's multiprocess mode
+(server.worker_metrics): each worker writes its metrics to files in one directory, and
+`/metrics` sums them. So no gauge is read at scrape time (`set_function` would read only the
+process scraped): each process sets its own, where its value changes or when it is sampled,
+and each gauge says how the workers' values add up (`multiprocess_mode`, the `live` modes
+leaving out the workers that ended).
 
 Labels stay few: an operation is named only if it is one of the site's own documents (the
 trusted documents, or `contract/`), else `other` (`anonymous` without a name, `batch` for a
 batch); codes are the API's error codes (a fixed list), statuses HTTP's.
 """
 
-import os
 import time
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
@@ -33,6 +36,7 @@ from starlette.types import Scope
 
 from server.exchange import exchange_of
 from server.observed_store import ObservedStore
+from server.worker_metrics import metrics_shared
 from store import Store
 
 FOLD_REQUESTS = 256
@@ -58,7 +62,9 @@ EXECUTED = Counter(
     "each change made the API compute again.",
 )
 KEPT_ANSWER_BYTES = Gauge(
-    "almanac_kept_answer_bytes", "Memory the kept answers hold.", multiprocess_mode="livesum"
+    "almanac_kept_answer_bytes",
+    "Memory the kept answers hold (with several workers: all of theirs).",
+    multiprocess_mode="livesum",
 )
 STORE_SECONDS = Histogram(
     "almanac_store_seconds",
@@ -68,25 +74,27 @@ STORE_SECONDS = Histogram(
 )
 DATA_VERSION_AGE = Gauge(
     "almanac_data_version_age_seconds",
-    "Seconds since this process last saw the data change.",
-    multiprocess_mode="max",
+    "Seconds since this process last saw the data change. With several workers: the one "
+    "furthest behind.",
+    multiprocess_mode="livemax",
 )
 DATA_CHANGED = Gauge(
     "almanac_data_changed_timestamp_seconds",
     "Unix time of the last data change this process saw (0 before the first): the replicas "
-    "should agree.",
-    multiprocess_mode="max",
+    "should agree. With several workers: the latest any of them saw.",
+    multiprocess_mode="livemax",
 )
 DATA_VERSION_KNOWN = Gauge(
     "almanac_data_version_known",
     "1 while this process follows the change log (on MongoDB: reads it), else 0: then no "
-    "answer is reused.",
-    multiprocess_mode="min",
+    "answer is reused. With several workers: 0 if any one does not.",
+    multiprocess_mode="livemin",
 )
 CHANGE_LOG_RESETS = Gauge(
     "almanac_change_log_resets",
     "Times this process could not tell from the change log what changed (a gap past the "
-    "retention, a change lost) and so retired every kept answer.",
+    "retention, a change lost) and so retired every kept answer. With several workers: their "
+    "sum, the ended ones' included.",
     multiprocess_mode="sum",
 )
 PERSISTED_QUERIES = Counter(
@@ -99,10 +107,16 @@ BUDGET_FAILURES = Counter(
 SHARED_BUDGETS_REACHABLE = Gauge(
     "almanac_shared_budgets_reachable",
     "1 while the budgets shared in Redis answer (or no Redis is configured), 0 from a failure "
-    "until Redis answers again.",
-    multiprocess_mode="min",
+    "until Redis answers again. With several workers: 0 if any one failed.",
+    multiprocess_mode="livemin",
 )
 SHARED_BUDGETS_REACHABLE.set(1)
+PROCESS_REQUESTS = Gauge(
+    "almanac_process_requests",
+    "Requests this process answered since it started. A gauge, so that with several workers "
+    "each keeps its own series (label `pid`): how the connections are spread over them.",
+    multiprocess_mode="liveall",
+)
 
 
 class Operations:
@@ -152,6 +166,8 @@ class RequestMetrics:
         noted, self.pending = self.pending, []
         for operation, code, status, seconds in noted:
             self.child(operation, code, status).observe(seconds)
+        if noted:
+            PROCESS_REQUESTS.inc(len(noted))
 
     def child(self, operation: str, code: str, status: int) -> Any:
         """The histogram of these labels (prometheus-client's `labels` is a slow lookup; the
@@ -174,25 +190,40 @@ def timed_store(store: Store) -> Store:
     return ObservedStore(store, timed)
 
 
-def watch_data_version(store: Store) -> None:
-    DATA_VERSION_AGE.set_function(lambda: time.monotonic() - store.version.changed_at)
-    DATA_CHANGED.set_function(lambda: store.version.last_change or 0.0)
-    DATA_VERSION_KNOWN.set_function(lambda: float(store.version.known))
-    CHANGE_LOG_RESETS.set_function(lambda: float(store.version.resets))
+class SampledGauges:
+    """The gauges read from this process's own state (the data version it follows, the memory
+    its kept answers hold), set when sampled: every 0.25 s while the server runs (server.app)
+    and before each scrape."""
 
+    def __init__(self) -> None:
+        self.readings: list[tuple[Gauge, Callable[[], float]]] = []
 
-def watch_kept_answers(held: Callable[[], int]) -> None:
-    KEPT_ANSWER_BYTES.set_function(lambda: float(held()))
+    def watch_data_version(self, store: Store) -> None:
+        self.readings += [
+            (DATA_VERSION_AGE, lambda: time.monotonic() - store.version.changed_at),
+            (DATA_CHANGED, lambda: store.version.last_change or 0.0),
+            (DATA_VERSION_KNOWN, lambda: float(store.version.known)),
+            (CHANGE_LOG_RESETS, lambda: float(store.version.resets)),
+        ]
+
+    def watch_kept_answers(self, held: Callable[[], int]) -> None:
+        self.readings.append((KEPT_ANSWER_BYTES, lambda: float(held())))
+
+    def sample(self) -> None:
+        for gauge, read in self.readings:
+            gauge.set(read())
 
 
 async def metrics(request: Request) -> Response:
-    """`/metrics`: every metric, in Prometheus' text format."""
+    """`/metrics`: every metric, in Prometheus' text format (of every worker, with several)."""
     request.app.state.request_metrics.fold()
+    request.app.state.sampled_gauges.sample()
     return Response(generate_latest(registry()), media_type=CONTENT_TYPE_LATEST)
 
 
 def registry() -> CollectorRegistry:
-    if "PROMETHEUS_MULTIPROC_DIR" not in os.environ:
+    """This process's metrics; with several workers, all of theirs, read from their files."""
+    if not metrics_shared():
         return REGISTRY
     collected = CollectorRegistry()
     multiprocess.MultiProcessCollector(collected)  # type: ignore[no-untyped-call]

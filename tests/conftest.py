@@ -263,9 +263,9 @@ class Served:
 
 
 @contextlib.contextmanager
-def almanac_process(**settings: str) -> Iterator[Served]:
+def almanac_process(*arguments: str, **settings: str) -> Iterator[Served]:
     """`live_almanac`, with its process (terminated at the end if it still runs) and its
-    log lines as they come."""
+    log lines as they come; `arguments` are more options of `almanac serve`."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -273,7 +273,7 @@ def almanac_process(**settings: str) -> Iterator[Served]:
     environment["ALMANAC_DATA_DIR"] = tempfile.mkdtemp(prefix="almanac-data-")
     environment.update({f"ALMANAC_{name.upper()}": value for name, value in settings.items()})
     process = subprocess.Popen(
-        [sys.executable, "-m", "server.cli", "serve", "--port", str(port)],
+        [sys.executable, "-m", "server.cli", "serve", "--port", str(port), *arguments],
         env=environment,
         stderr=subprocess.PIPE,
         stdout=subprocess.DEVNULL,

@@ -60,15 +60,6 @@ def test_export_schema_refuses_a_breaking_change(tmp_path: Path) -> None:
     assert target.read_text(encoding="utf-8") == published
 
 
-def test_serve_refuses_several_workers_on_the_embedded_store(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.delenv("ALMANAC_MONGODB_URI", raising=False)
-    result = CliRunner().invoke(main, ["serve", "--workers", "2"])
-    assert result.exit_code == 2
-    assert "ALMANAC_MONGODB_URI" in result.output
-
-
 def test_seed_fills_the_embedded_store_once(database: Store) -> None:
     first = run("seed")
     assert first.exit_code == 0, first.output
