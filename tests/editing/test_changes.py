@@ -17,6 +17,7 @@ from editing.changes import (
     check_room_for_category,
     utc_time,
     with_read,
+    with_reads,
 )
 from editing.errors import InvalidInput, Problem
 from editing.inputs import MAX_CATEGORIES, BenchmarkFields, ModelFields, ReadFields
@@ -156,6 +157,52 @@ def test_a_read_before_the_latest_is_refused_and_one_on_the_same_day_is_kept() -
     again = with_read(current, read(["M0", "M1"], "2026-11-01"), STAMP, {})
     assert again is not None
     assert [kept["read_on"] for kept in again["history"]] == ["2026-11-01", "2026-11-01"]
+
+
+def scored(scores: list[float], on: str) -> ReadFields:
+    rows = [{"model_name": f"M{n}", "score": score} for n, score in enumerate(scores)]
+    return ReadFields.model_validate({"read_on": on, "entries": rows})
+
+
+def test_every_read_is_checked_and_each_refusal_is_placed_in_its_read() -> None:
+    reads = [scored([50, 150], "2026-11-02"), scored([50, 60], "2026-11-03")]
+    reads += [scored([-1, 50], "2026-11-04")]
+    with pytest.raises(InvalidInput) as refused:
+        with_reads(read_of(2), reads, STAMP, {})
+    assert refusals(refused) == [
+        Problem(("reads", 0, "entries", 1, "score"), "150.0 is outside 0-100 for PERCENT"),
+        Problem(("reads", 2, "entries", 0, "score"), "-1.0 is outside 0-100 for PERCENT"),
+    ]
+
+
+def test_a_read_after_a_refused_one_is_checked_as_if_that_one_were_recorded() -> None:
+    reads = [scored([50, 150], "2026-11-05"), scored([50], "2026-11-04")]
+    with pytest.raises(InvalidInput) as refused:
+        with_reads(read_of(2), reads, STAMP, {})
+    assert refusals(refused)[1:] == [
+        Problem(("reads", 1, "entries"), refusals(refused)[1].message),
+        Problem(
+            ("reads", 1, "read_on"),
+            "2026-11-04 is before the latest read (2026-11-05); the history only grows",
+        ),
+    ]
+    assert "leaves out 1 rows of the current leaderboard ('M1')" in refusals(refused)[1].message
+
+
+def test_reads_already_recorded_change_nothing_and_new_ones_are_recorded_in_turn() -> None:
+    current = read_of(2)
+    assert with_reads(current, [read(["M0", "M1"], "2026-11-01")], STAMP, {}) is None
+    reads = [read(["M0", "M1"], "2026-11-01"), read(["M0", "M1"], "2026-11-03")]
+    reads += [read(["M0", "M1", "M2"], "2026-11-04")]
+    recorded = with_reads(current, reads, STAMP, {})
+    assert recorded is not None
+    assert [kept["read_on"] for kept in recorded["history"]] == [
+        "2026-11-01",
+        "2026-11-03",
+        "2026-11-04",
+    ]
+    assert recorded["revision"] == current["revision"] + 2
+    assert [row["model_name"] for row in recorded["entries"]] == ["M0", "M1", "M2"]
 
 
 def test_a_model_of_an_unknown_lab_is_refused_with_its_kind() -> None:
