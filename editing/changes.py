@@ -181,6 +181,14 @@ def _recorded(
     return changed, problems
 
 
+def row_problems(read: ReadFields, unit: str, tracked: TrackedModels) -> list[Problem]:
+    """The rules a read's rows break whatever the reads around it: scores within the unit's
+    range, one row per model and setting (for a read checked beside others that were refused
+    before they could be recorded)."""
+    entries: list[EntryDoc] = [kept_entry(entry) for entry in read.entries]  # type: ignore[misc]
+    return _entry_problems(entries, unit, tracked)
+
+
 def _removal_problems(
     current: list[EntryDoc], entries: list[EntryDoc], tracked: TrackedModels
 ) -> list[Problem]:

@@ -184,21 +184,28 @@ def test_a_csv_import_names_the_rule_errors_of_every_read_by_their_lines(tmp_pat
         f"{GENERAL},2026-11-21,Other Model,-3,,\n"  # line 5: a second read's, under 0
         f"{GENERAL},2026-11-22,Qwen-14B-Chat,5,,\n"  # line 6
         f"{GENERAL},2026-11-22,Qwen-14B-Chat,6,,\n"  # line 7: a third read's, repeats line 6
-        f"{GENERAL},2026-11-23,Qwen-14B-Chat,7,2,104\n",  # line 8: a fourth's interval
+        f"{GENERAL},2026-11-23,Qwen-14B-Chat,7,2,104\n"  # line 8: a fourth's interval
+        f"{HARD},2026-11-20,Qwen-14B-Chat,lots,,\n"  # line 9: a read that cannot be read
+        f"{HARD},2026-11-21,Qwen-14B-Chat,101,,\n",  # line 10: the rules still checked
         encoding="utf-8",
     )
     result = almanac(data, "import", str(rows), "--allow-removals")
     assert result.returncode == 1, result.stdout + result.stderr
-    [said] = [line for line in result.stdout.splitlines() if line.startswith("rejected")]
-    assert said.startswith(f"rejected  benchmarks {GENERAL}: ")
-    reasons = said.split(": ", 1)[1].split("; ")
-    assert reasons == [
+    said = {
+        line.split()[2].rstrip(":"): line.split(": ", 1)[1].split("; ")
+        for line in result.stdout.splitlines()
+        if line.startswith("rejected")
+    }
+    assert said[GENERAL] == [
         "line[2].score: 150.0 is outside 0-100 for PERCENT",
         "line[5].score: -3.0 is outside 0-100 for PERCENT",
         "line[7]: repeats line 6: one row per model and setting ('Qwen-14B-Chat', setting None)",
         "line[8].interval.high: 104.0 is outside 0-100 for PERCENT",
     ]
-    assert "1 rejected." in result.stdout
+    [unreadable, outside] = said[HARD]
+    assert unreadable.startswith("line[9].score: ")
+    assert outside == "line[10].score: 101.0 is outside 0-100 for PERCENT"
+    assert "2 rejected." in result.stdout
 
 
 def test_a_json_import_names_the_line_each_rejected_item_starts_on(tmp_path: Path) -> None:
