@@ -123,11 +123,41 @@ def with_read(
 
     None if this read (same date, same rows) is already recorded: recording it again is a no-op.
     """
+    doc, problems = _recorded(current, read, stamp, tracked)
+    if problems:
+        raise InvalidInput(problems)
+    return doc
+
+
+def with_reads(
+    current: BenchmarkDoc, reads: list[ReadFields], stamp: Stamp, tracked: TrackedModels
+) -> BenchmarkDoc | None:
+    """The benchmark with each of `reads` recorded in turn, as `with_read` records one (None
+    if every one is already recorded).
+
+    Every read is checked, and the problems of all of them are reported together, each within
+    its read (`reads[2].entries[0].score`). A refused read is still taken as recorded for the
+    checks of the reads after it: they are checked as they would be once it is put right.
+    """
+    doc, problems = current, []
+    for position, read in enumerate(reads):
+        recorded, found = _recorded(doc, read, stamp, tracked)
+        problems += InvalidInput(found).within(("reads", position)).problems
+        doc = recorded or doc
+    if problems:
+        raise InvalidInput(problems)
+    return None if doc is current else doc
+
+
+def _recorded(
+    current: BenchmarkDoc, read: ReadFields, stamp: Stamp, tracked: TrackedModels
+) -> tuple[BenchmarkDoc | None, list[Problem]]:
+    """The benchmark with `read` recorded (None if it already is), and the rules it breaks."""
     history = current.get("history", [])
     sent: list[EntryDoc] = [kept_entry(entry) for entry in read.entries]  # type: ignore[misc]
     entries = as_printed(sent, history[-1]["entries"] if history else [], tracked)
     if is_recorded(history, read.read_on, entries):
-        return None
+        return None, []
     problems = _entry_problems(entries, current["metric"]["unit"], tracked)
     if history and not read.allow_removals and read.recorded_at is None:
         problems += _removal_problems(history[-1]["entries"], entries, tracked)
@@ -139,8 +169,6 @@ def with_read(
                 f"{read.read_on} is before the latest read ({latest}); the history only grows",
             )
         )
-    if problems:
-        raise InvalidInput(problems)
     recorded: ReadDoc = {
         "revision": current["revision"] + 1,
         "read_on": Date(read.read_on),
@@ -150,7 +178,15 @@ def with_read(
     }
     doc: BenchmarkDoc = {**current, "history": [*history, recorded]}
     changed: BenchmarkDoc | None = _stamped(current, with_benchmark_keys(doc, tracked), stamp)
-    return changed
+    return changed, problems
+
+
+def row_problems(read: ReadFields, unit: str, tracked: TrackedModels) -> list[Problem]:
+    """The rules a read's rows break whatever the reads around it: scores within the unit's
+    range, one row per model and setting (for a read checked beside others that were refused
+    before they could be recorded)."""
+    entries: list[EntryDoc] = [kept_entry(entry) for entry in read.entries]  # type: ignore[misc]
+    return _entry_problems(entries, unit, tracked)
 
 
 def _removal_problems(

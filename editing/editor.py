@@ -26,6 +26,7 @@ from editing.changes import (
     changed_model,
     check_room_for_category,
     with_read,
+    with_reads,
 )
 from editing.errors import Conflict, InvalidInput, NotFound
 from editing.inputs import BenchmarkFields, CategoryFields, LabFields, ModelFields, ReadFields
@@ -109,11 +110,7 @@ class Editor:
                 catalog = await self.workspace.catalog()
                 doc = changed_benchmark(held, slug, fields, catalog, stamp, tracked) or held
             assert doc is not None
-            for position, read in enumerate(reads):
-                try:
-                    doc = with_read(doc, read, stamp, tracked) or doc
-                except InvalidInput as error:
-                    raise error.within(("reads", position)) from error
+            doc = with_reads(doc, reads, stamp, tracked) or doc
             return None if doc is held else doc
 
         if current is None:

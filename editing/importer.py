@@ -12,10 +12,10 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
-from itertools import islice
+from itertools import chain, islice
 from typing import Any, Literal
 
-from editing.changes import Stamp
+from editing.changes import Stamp, row_problems
 from editing.counts import counted_items
 from editing.dataset import CSV_LINES, Dataset, Item, Source, as_source
 from editing.editor import Editor
@@ -136,6 +136,24 @@ async def import_dataset(
     imported: set[str] = set()  # the slugs of the benchmarks this import names
     pending: dict[str, Outcome] = {}
 
+    async def rule_problems(
+        slug: str, fields: BenchmarkFields, parsed: list[tuple[int, ReadFields]]
+    ) -> list[Problem]:
+        """What the rows of `parsed` (each with its position among the benchmark's reads)
+        break, by the unit the benchmark has (or is given); none known, nothing said."""
+        stored: BenchmarkDoc | None = await workspace.load(Collection.BENCHMARKS, slug)
+        unit = fields.metric.unit if fields.metric else stored and stored["metric"]["unit"]
+        if not unit:
+            return []
+        tracked = await workspace.tracked(chain.from_iterable(read.entries for _, read in parsed))
+        return [
+            problem
+            for position, read in parsed
+            for problem in InvalidInput(row_problems(read, unit, tracked))
+            .within(("reads", position))
+            .problems
+        ]
+
     async def benchmark(item: Any) -> None:
         item = dict(item)
         raw_reads = item.pop("reads", [])
@@ -143,7 +161,8 @@ async def import_dataset(
             raise InvalidInput.at(("reads",), "expected a list of reads")
         slug, fields = _split(item, BenchmarkFields, stamp)
         imported.add(slug)
-        reads, problems = [], []
+        parsed: list[tuple[int, ReadFields]] = []  # each read that could be read, by position
+        problems: list[Problem] = []
         for position, raw_read in enumerate(raw_reads):
             raw = dict(raw_read) if isinstance(raw_read, dict) else raw_read
             if isinstance(raw, dict):
@@ -151,11 +170,17 @@ async def import_dataset(
                 if allow_removals:
                     raw.setdefault("allow_removals", True)
             try:
-                reads.append(parse(ReadFields, raw, today=today))
+                read = parse(ReadFields, raw, today=today)
             except InvalidInput as error:  # every read checked: each bad row is reported
                 problems += error.within(("reads", position)).problems
+                continue
+            parsed.append((position, read))
         if problems:
-            raise _by_line(InvalidInput(problems), raw_reads)
+            # The reads that could be read are still checked by the rules of their own rows.
+            problems += await rule_problems(slug, fields, parsed)
+            in_order = sorted(problems, key=lambda problem: problem.location[1])
+            raise _by_line(InvalidInput(in_order), raw_reads)
+        reads = [read for _, read in parsed]
         before: BenchmarkDoc | None = await workspace.load(Collection.BENCHMARKS, slug)
         try:
             after, result = await editor.put_benchmark(slug, fields, reads)

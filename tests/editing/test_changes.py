@@ -17,6 +17,7 @@ from editing.changes import (
     check_room_for_category,
     utc_time,
     with_read,
+    with_reads,
 )
 from editing.errors import InvalidInput, Problem
 from editing.inputs import MAX_CATEGORIES, BenchmarkFields, ModelFields, ReadFields
@@ -158,6 +159,52 @@ def test_a_read_before_the_latest_is_refused_and_one_on_the_same_day_is_kept() -
     assert [kept["read_on"] for kept in again["history"]] == ["2026-11-01", "2026-11-01"]
 
 
+def scored(scores: list[float], on: str) -> ReadFields:
+    rows = [{"model_name": f"M{n}", "score": score} for n, score in enumerate(scores)]
+    return ReadFields.model_validate({"read_on": on, "entries": rows})
+
+
+def test_every_read_is_checked_and_each_refusal_is_placed_in_its_read() -> None:
+    reads = [scored([50, 150], "2026-11-02"), scored([50, 60], "2026-11-03")]
+    reads += [scored([-1, 50], "2026-11-04")]
+    with pytest.raises(InvalidInput) as refused:
+        with_reads(read_of(2), reads, STAMP, {})
+    assert refusals(refused) == [
+        Problem(("reads", 0, "entries", 1, "score"), "150.0 is outside 0-100 for PERCENT"),
+        Problem(("reads", 2, "entries", 0, "score"), "-1.0 is outside 0-100 for PERCENT"),
+    ]
+
+
+def test_a_read_after_a_refused_one_is_checked_as_if_that_one_were_recorded() -> None:
+    reads = [scored([50, 150], "2026-11-05"), scored([50], "2026-11-04")]
+    with pytest.raises(InvalidInput) as refused:
+        with_reads(read_of(2), reads, STAMP, {})
+    assert refusals(refused)[1:] == [
+        Problem(("reads", 1, "entries"), refusals(refused)[1].message),
+        Problem(
+            ("reads", 1, "read_on"),
+            "2026-11-04 is before the latest read (2026-11-05); the history only grows",
+        ),
+    ]
+    assert "leaves out 1 rows of the current leaderboard ('M1')" in refusals(refused)[1].message
+
+
+def test_reads_already_recorded_change_nothing_and_new_ones_are_recorded_in_turn() -> None:
+    current = read_of(2)
+    assert with_reads(current, [read(["M0", "M1"], "2026-11-01")], STAMP, {}) is None
+    reads = [read(["M0", "M1"], "2026-11-01"), read(["M0", "M1"], "2026-11-03")]
+    reads += [read(["M0", "M1", "M2"], "2026-11-04")]
+    recorded = with_reads(current, reads, STAMP, {})
+    assert recorded is not None
+    assert [kept["read_on"] for kept in recorded["history"]] == [
+        "2026-11-01",
+        "2026-11-03",
+        "2026-11-04",
+    ]
+    assert recorded["revision"] == current["revision"] + 2
+    assert [row["model_name"] for row in recorded["entries"]] == ["M0", "M1", "M2"]
+
+
 def test_a_model_of_an_unknown_lab_is_refused_with_its_kind() -> None:
     fields = ModelFields(name="Qwen3", lab="nobody")
     with pytest.raises(InvalidInput) as refused:
@@ -201,3 +248,71 @@ def test_aliases_sent_as_null_are_stored_empty() -> None:
     made = changed_model(None, "qwen3", ModelFields(name="Qwen3", aliases=None), LABS, {}, STAMP)
     assert made is not None
     assert made["aliases"] == []
+
+
+def test_an_interval_is_checked_at_both_ends_against_the_range() -> None:
+    rows = [
+        {"model_name": "M0", "score": 50.0, "interval": {"low": -5.0, "high": 104.0}},
+        {"model_name": "M1", "score": 50.0, "interval": {"low": 0.0, "high": 100.0}},
+    ]
+    sent = ReadFields.model_validate({"read_on": "2026-11-01", "entries": rows})
+    with pytest.raises(InvalidInput) as refused:
+        with_read(benchmark(), sent, STAMP, {})
+    assert refusals(refused) == [
+        Problem(("entries", 0, "interval", "low"), "-5.0 is outside 0-100 for PERCENT"),
+        Problem(("entries", 0, "interval", "high"), "104.0 is outside 0-100 for PERCENT"),
+    ]
+
+
+def test_a_unit_its_scores_no_longer_fit_is_refused_at_the_unit() -> None:
+    """Scores kept in the history are refused by the unit that would make them wrong, the
+    ceiling and the model card reports each at their own field."""
+    points = {"name": "Accuracy", "unit": "POINTS"}
+    reports = [{"model_name": "M0", "score": 50.0}, {"model_name": "M1", "score": 120.0}]
+    current = benchmark(metric=points, ceiling=300.0, model_card_reports=reports)
+    rows = [
+        {"model_name": "M0", "score": 50.0},
+        {"model_name": "M1", "score": 150.0, "interval": {"low": 140.0, "high": 160.0}},
+    ]
+    sent = ReadFields.model_validate({"read_on": "2026-11-01", "entries": rows})
+    recorded = with_read(current, sent, STAMP, {})
+    assert recorded is not None
+    percent = BenchmarkFields.model_validate({"metric": NEW["metric"]})
+    with pytest.raises(InvalidInput) as refused:
+        changed_benchmark(recorded, "tool-bench", percent, CATALOG, STAMP, {})
+    outside = "is outside 0-100 for PERCENT"
+    assert refusals(refused) == [
+        Problem(("metric", "unit"), f"150.0 {outside}"),
+        Problem(("metric", "unit"), f"140.0 {outside}"),
+        Problem(("metric", "unit"), f"160.0 {outside}"),
+        Problem(("ceiling",), f"300.0 {outside}"),
+        Problem(("model_card_reports", 1, "score"), f"120.0 {outside}"),
+    ]
+
+
+def test_a_spelling_a_model_repeats_names_the_one_it_repeats() -> None:
+    fields = ModelFields(name="Qwen3", aliases=["Qwen 3", "QWEN3", "qwen 3"])
+    with pytest.raises(InvalidInput) as refused:
+        changed_model(None, "qwen3", fields, LABS, {}, STAMP)
+    assert refusals(refused) == [
+        Problem(("aliases", 1), "'QWEN3' repeats name"),
+        Problem(("aliases", 2), "'qwen 3' repeats aliases.0"),
+    ]
+
+
+def test_a_repeated_row_names_the_first_of_its_model_and_setting() -> None:
+    rows = [
+        {"model_name": "M0", "score": 50.0},
+        {"model_name": "M1", "score": 50.0},
+        {"model_name": "M0", "setting": "cot", "score": 60.0},  # another setting: a row of its own
+        {"model_name": "M1", "score": 51.0},
+        {"model_name": "M1", "score": 52.0},
+    ]
+    sent = ReadFields.model_validate({"read_on": "2026-11-01", "entries": rows})
+    with pytest.raises(InvalidInput) as refused:
+        with_read(benchmark(), sent, STAMP, {})
+    repeat = "repeats row 1: one row per model and setting ('M1', setting None)"
+    assert refusals(refused) == [
+        Problem(("entries", 3), repeat, refers_to=("entries", 1)),
+        Problem(("entries", 4), repeat, refers_to=("entries", 1)),
+    ]

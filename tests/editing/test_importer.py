@@ -180,6 +180,52 @@ async def test_csv_rows_become_one_read_per_benchmark_and_day(store: Store) -> N
     assert general["entries"][0]["score"] == 71.0
 
 
+async def test_the_reads_that_can_be_read_are_checked_beside_one_that_cannot(
+    store: Store,
+) -> None:
+    """A read refused for its format leaves the rules of the benchmark's other reads checked:
+    their scores' range by the unit stored or given, one row per tracked model (under any of
+    its names) and setting; with no unit known, only the format is said."""
+    unreadable = {"read_on": "2026-11-20", "entries": [{"model_name": "M", "score": "abc"}]}
+    twice = [
+        {"model_name": "Qwen-14B-Chat", "score": 150},
+        {"model_name": "Qwen-14B", "score": 50},  # the same tracked model, by its own name
+    ]
+    new = {"name": "New", "metric": {"name": "Accuracy", "unit": "PERCENT"}, "category": "tool-use"}
+    below = [{"model_name": "M", "score": -1}]
+    dataset = {
+        "format": "benchmark-almanac/1",
+        "benchmarks": [
+            {"slug": TRACKS[0], "reads": [unreadable, {"read_on": "2026-11-21", "entries": twice}]},
+            {
+                "slug": "new-bench",
+                **new,
+                "reads": [unreadable, {"read_on": "2026-11-21", "entries": below}],
+            },
+            {"slug": "no-unit", "reads": [unreadable, {"read_on": "2026-11-21", "entries": below}]},
+        ],
+    }
+    before = await export_dataset(store)
+
+    summary = await import_dataset(store, dataset, STAMP)
+    reasons = {o.key: (o.reason or "").split("; ") for o in summary.rejected}
+    unparsed = (
+        "reads[0].entries[0].score: Input should be a valid number, unable to parse string as a "
+        "number"
+    )
+    assert reasons == {
+        TRACKS[0]: [
+            unparsed,
+            "reads[1].entries[0].score: 150.0 is outside 0-100 for PERCENT",
+            "reads[1].entries[1]: repeats row 0: one row per model and setting "
+            "('Qwen-14B', setting None)",
+        ],
+        "new-bench": [unparsed, "reads[1].entries[0].score: -1.0 is outside 0-100 for PERCENT"],
+        "no-unit": [unparsed],
+    }
+    assert await export_dataset(store) == before
+
+
 def with_new_reads(dataset: dict[str, Any], slugs: list[str]) -> dict[str, Any]:
     """The dataset with one more read for each of `slugs`: every score one point lower."""
     changed = copy.deepcopy(dataset)

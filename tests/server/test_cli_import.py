@@ -170,6 +170,44 @@ def test_a_csv_import_names_every_bad_row_by_its_line(tmp_path: Path) -> None:
     assert not any("reads[" in line for line in said.values())
 
 
+def test_a_csv_import_names_the_rule_errors_of_every_read_by_their_lines(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    bundled = tmp_path / "bundled.json"
+    bundled.write_text(json.dumps(load_bundled_dataset()), encoding="utf-8")
+    assert almanac(data, "import", str(bundled)).returncode == 0
+    rows = tmp_path / "rows.csv"
+    rows.write_text(
+        "benchmark,read_on,model_name,score,interval_low,interval_high\n"
+        f"{GENERAL},2026-11-20,Qwen-14B-Chat,150,,\n"  # line 2: over 100
+        f"{GENERAL},2026-11-20,New Model,10,,\n"
+        f"{GENERAL},2026-11-21,Qwen-14B-Chat,1,,\n"
+        f"{GENERAL},2026-11-21,Other Model,-3,,\n"  # line 5: a second read's, under 0
+        f"{GENERAL},2026-11-22,Qwen-14B-Chat,5,,\n"  # line 6
+        f"{GENERAL},2026-11-22,Qwen-14B-Chat,6,,\n"  # line 7: a third read's, repeats line 6
+        f"{GENERAL},2026-11-23,Qwen-14B-Chat,7,2,104\n"  # line 8: a fourth's interval
+        f"{HARD},2026-11-20,Qwen-14B-Chat,lots,,\n"  # line 9: a read that cannot be read
+        f"{HARD},2026-11-21,Qwen-14B-Chat,101,,\n",  # line 10: the rules still checked
+        encoding="utf-8",
+    )
+    result = almanac(data, "import", str(rows), "--allow-removals")
+    assert result.returncode == 1, result.stdout + result.stderr
+    said = {
+        line.split()[2].rstrip(":"): line.split(": ", 1)[1].split("; ")
+        for line in result.stdout.splitlines()
+        if line.startswith("rejected")
+    }
+    assert said[GENERAL] == [
+        "line[2].score: 150.0 is outside 0-100 for PERCENT",
+        "line[5].score: -3.0 is outside 0-100 for PERCENT",
+        "line[7]: repeats line 6: one row per model and setting ('Qwen-14B-Chat', setting None)",
+        "line[8].interval.high: 104.0 is outside 0-100 for PERCENT",
+    ]
+    [unreadable, outside] = said[HARD]
+    assert unreadable.startswith("line[9].score: ")
+    assert outside == "line[10].score: 101.0 is outside 0-100 for PERCENT"
+    assert "2 rejected." in result.stdout
+
+
 def test_a_json_import_names_the_line_each_rejected_item_starts_on(tmp_path: Path) -> None:
     dataset = load_bundled_dataset()
     dataset["models"].append({"slug": "Not A Slug", "name": "X"})
