@@ -962,7 +962,7 @@ def _insert(connection: sqlite3.Connection, collection: Collection, doc: Any) ->
                 f"INSERT INTO {collection} (slug, doc) VALUES (?, ?)", (doc["slug"], _dumps(doc))
             )
         else:
-            raise ValueError(f"no collection named {collection!r}")
+            raise ValueError(f"no collection named {str(collection)!r}")
     except sqlite3.IntegrityError as error:
         raise AlreadyExists(_taken(collection, doc, str(error))) from error
     subjects = (
@@ -1035,7 +1035,7 @@ def _taken(collection: Collection, doc: Any, message: str) -> dict[str, Any]:
 
 def _table(collection: Collection) -> str:
     if collection not in ("benchmarks", "models", "labs", "categories", "api_keys"):
-        raise ValueError(f"no collection named {collection!r}")
+        raise ValueError(f"no collection named {str(collection)!r}")
     return collection
 
 
