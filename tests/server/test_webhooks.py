@@ -257,3 +257,23 @@ async def test_a_destination_that_moved_inside_is_refused_at_delivery(
 def test_a_lease_shorter_than_two_delivery_timeouts_is_refused() -> None:
     with pytest.raises(ValueError, match="at least twice webhook_timeout_seconds"):
         Settings(webhook_lease_seconds=15, webhook_timeout_seconds=10)
+
+
+async def test_a_stopped_worker_gives_its_leases_back(
+    admin: GraphQLClient, store: Store, receiver: Receiver, settings: Settings
+) -> None:
+    """At shutdown another process need not wait for the lease to expire."""
+    webhook_id = await made(admin, receiver)
+    worker = sending(DeliveryWorker(store, DeliveryPolicy.of(settings)))
+    await labs(admin, "acme")
+    await worker.round()
+    held = await store.webhook(webhook_id)
+    assert held is not None
+    assert held["lease_holder"] == worker.holder
+    assert held["lease_until"] > 0
+    await worker.stop()
+    await worker.close()
+    released = await store.webhook(webhook_id)
+    assert released is not None
+    assert released["lease_until"] == 0.0
+    assert await store.take_webhook_lease(webhook_id, "another", now=1.0, until=2.0)
