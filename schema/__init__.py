@@ -19,12 +19,15 @@ from schema.extensions.services import (
 from schema.identity import Identity
 from schema.json import digest, encode_json
 from schema.stability import breaking_changes, document_problems, published_sdl
+from schema.webhook_destinations import Destinations
+from schema.webhook_events import change_body, change_filter, event_id, new_delivery
 
 __all__ = [
     "LIST_SIZES",
     "AlmanacSchema",
     "CachedAnswer",
     "Context",
+    "Destinations",
     "Identity",
     "Meter",
     "MeterMode",
@@ -32,12 +35,16 @@ __all__ = [
     "Services",
     "almanac_schema",
     "breaking_changes",
+    "change_body",
+    "change_filter",
     "digest",
     "document_problems",
     "encode_change_cursor",
     "encode_json",
+    "event_id",
     "kept_answer",
     "new_context",
+    "new_delivery",
     "operation_key",
     "published_sdl",
     "published_types",

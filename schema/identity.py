@@ -32,3 +32,26 @@ def admin_of(identity: Identity | None) -> Identity:
             code=ErrorCode.FORBIDDEN,
         )
     return identity
+
+
+def key_of(identity: Identity | None) -> Identity:
+    """The identity, if it is a key's (of any scope); else why not."""
+    if identity is None:
+        raise ApiError(
+            "This needs an API key: send `Authorization: Bearer <key>`.",
+            code=ErrorCode.UNAUTHENTICATED,
+        )
+    return identity
+
+
+KEY_OWNED_MUTATIONS = frozenset(
+    {
+        "createWebhook",
+        "updateWebhook",
+        "deleteWebhook",
+        "rotateWebhookSecret",
+        "testWebhook",
+        "redeliverWebhookEvent",
+    }
+)
+"""The mutations any key may send: each acts on that key's own webhooks only."""

@@ -38,6 +38,7 @@ from schema.inputs import (
 )
 from schema.lab import Lab
 from schema.model import Model
+from schema.webhooks import WebhookMutations
 
 T = TypeVar("T")
 
@@ -81,8 +82,11 @@ ExpectedRevision = Annotated[
 ]
 
 
-@strawberry.type(description="Changes to the almanac. Each needs an admin API key.")
-class Mutation:
+@strawberry.type(
+    description="Changes to the almanac, each needing an admin API key; and your webhooks, "
+    "which any API key may manage."
+)
+class Mutation(WebhookMutations):
     @strawberry.mutation(directives=[WRITE], description="Add a benchmark. Its slug is permanent.")
     async def create_benchmark(
         self,

@@ -28,6 +28,7 @@ from schema.pagination import (
     slice_size,
 )
 from schema.rate_limit import RateLimit, rate_limit
+from schema.webhooks import WebhookQueries
 from store import ORDER_FIELDS, BenchmarkFilter, Order, order_key
 
 
@@ -67,7 +68,7 @@ class ModelCardCoverage:
         "Start from `benchmark(slug:)` for one page, `benchmarks` for the catalog, or `model`."
     )
 )
-class Query:
+class Query(WebhookQueries):
     rate_limit: RateLimit | None = strawberry.field(
         resolver=rate_limit,
         description="What this request costs and what is left of your budget (GitHub's shape).",

@@ -58,6 +58,7 @@ from server.settings import Settings
 from server.shared_services import SharedServices
 from server.shutdown import Drain
 from server.tracing import operation_tracing, otlp_tracer_provider, request_tracing, traced_store
+from server.webhooks import DeliveryPolicy, DeliveryWorker, destinations_of
 from server.worker_metrics import metrics_shared
 from store import Store, connect, prepare
 
@@ -118,6 +119,8 @@ def create_app(
             if request_metrics
             else []
         )
+        worker = DeliveryWorker(opened, DeliveryPolicy.of(settings)) if settings.webhooks else None
+        delivering = asyncio.create_task(worker.run()) if worker is not None else None
         if request_log is not None:
             periodic.append(every(FLUSH_SECONDS, request_log.flush))
         writers = [asyncio.create_task(work) for work in periodic]
@@ -127,6 +130,11 @@ def create_app(
         gc.freeze()
         yield
         remove_drain()
+        if worker is not None and delivering is not None:
+            # The delivery in flight ends (within its timeout), then the leases are given back.
+            await worker.stop()
+            await delivering
+            await worker.close()
         following.cancel()
         for writer in writers:
             writer.cancel()
@@ -172,6 +180,7 @@ def create_app(
     app.state.store = observed(store) if store is not None else None
     app.state.services = services
     app.state.drain = drain
+    app.state.webhook_destinations = destinations_of(settings)  # read by createWebhook
     app.state.request_log = request_log
     app.state.request_metrics = request_metrics
     app.state.sampled_gauges = sampled_gauges

@@ -19,6 +19,7 @@ from store import (
     ChangeFilter,
     Collection,
     DataVersion,
+    DeliveryDoc,
     ItemCounts,
     LabDoc,
     ModelDoc,
@@ -29,6 +30,7 @@ from store import (
     SiteFiguresDoc,
     Store,
     TrackedRankDoc,
+    WebhookDoc,
     Write,
 )
 
@@ -238,6 +240,48 @@ class ObservedStore(Store):
     async def change_bounds(self) -> tuple[int, int]:
         with self.observe("change_bounds"):
             return await self.inner.change_bounds()
+
+    async def insert_webhook(self, doc: WebhookDoc) -> None:
+        with self.observe("insert_webhook"):
+            await self.inner.insert_webhook(doc)
+
+    async def webhook(self, webhook_id: str) -> WebhookDoc | None:
+        with self.observe("webhook"):
+            return await self.inner.webhook(webhook_id)
+
+    async def webhooks(self, owner: str | None = None) -> list[WebhookDoc]:
+        with self.observe("webhooks"):
+            return await self.inner.webhooks(owner)
+
+    async def update_webhook(
+        self, webhook_id: str, fields: dict[str, Any], holder: str | None = None
+    ) -> bool:
+        with self.observe("update_webhook"):
+            return await self.inner.update_webhook(webhook_id, fields, holder)
+
+    async def delete_webhook(self, webhook_id: str) -> bool:
+        with self.observe("delete_webhook"):
+            return await self.inner.delete_webhook(webhook_id)
+
+    async def take_webhook_lease(
+        self, webhook_id: str, holder: str, now: float, until: float
+    ) -> bool:
+        with self.observe("take_webhook_lease"):
+            return await self.inner.take_webhook_lease(webhook_id, holder, now, until)
+
+    async def save_delivery(self, doc: DeliveryDoc) -> None:
+        with self.observe("save_delivery"):
+            await self.inner.save_delivery(doc)
+
+    async def delivery(self, delivery_id: str) -> DeliveryDoc | None:
+        with self.observe("delivery"):
+            return await self.inner.delivery(delivery_id)
+
+    async def deliveries(
+        self, webhook_id: str, limit: int, status: str | None = None
+    ) -> list[DeliveryDoc]:
+        with self.observe("deliveries"):
+            return await self.inner.deliveries(webhook_id, limit, status)
 
     async def backup(self, target: Path) -> None:
         with self.observe("backup"):

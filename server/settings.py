@@ -200,6 +200,38 @@ class Settings(BaseSettings):
     cache_max_age_seconds: int = Field(
         default=0, ge=0, description="max-age of cacheable GET answers (ETags revalidate them)."
     )
+    # Webhooks (server/webhooks.py): each process's delivery worker sends the changes.
+    webhooks: bool = Field(
+        default=True, description="Run the delivery worker in this process (false: never send)."
+    )
+    webhook_retry_seconds: float = Field(
+        default=86_400.0,
+        gt=0,
+        description="How long a failing delivery is retried; past it, its endpoint is disabled.",
+    )
+    webhook_backoff_seconds: float = Field(
+        default=5.0, gt=0, description="The first retry's most delay; doubled at each attempt."
+    )
+    webhook_max_backoff_seconds: float = Field(
+        default=3_600.0, gt=0, description="The most delay between two attempts."
+    )
+    webhook_timeout_seconds: float = Field(
+        default=10.0, gt=0, le=60, description="How long one delivery waits for its answer."
+    )
+    webhook_lease_seconds: float = Field(
+        default=60.0,
+        gt=0,
+        description="How long a process holds an endpoint's deliveries without renewing: after "
+        "it dies, another process takes them over once this has passed.",
+    )
+    webhook_allow_http: bool = Field(
+        default=False, description="Allow webhook URLs with `http` (else `https` only)."
+    )
+    webhook_allow_private: bool = Field(
+        default=False,
+        description="Allow webhooks to loopback, private, link-local and other non-public "
+        "addresses (a test rig; never cloud metadata addresses).",
+    )
 
     @field_validator("cors_origins", mode="before")
     @classmethod
@@ -278,6 +310,16 @@ class Settings(BaseSettings):
     @property
     def key_budget(self) -> BucketPolicy:
         return BucketPolicy(self.key_bucket_capacity, self.key_restore_rate)
+
+    @model_validator(mode="after")
+    def _a_lease_longer_than_a_delivery(self) -> Self:
+        if self.webhook_lease_seconds < 2 * self.webhook_timeout_seconds:
+            raise ValueError(
+                f"webhook_lease_seconds ({self.webhook_lease_seconds}) must be at least twice "
+                f"webhook_timeout_seconds ({self.webhook_timeout_seconds}): a lease is renewed "
+                "at half its time, and must not end while a delivery waits"
+            )
+        return self
 
     @property
     def anonymous_budget(self) -> BucketPolicy:

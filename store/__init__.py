@@ -24,6 +24,7 @@ from store.documents import (
     CategoryDoc,
     Date,
     DateTime,
+    DeliveryDoc,
     EntryDoc,
     IntervalDoc,
     LabDoc,
@@ -33,6 +34,7 @@ from store.documents import (
     SortFieldsDoc,
     SourceDoc,
     TrackedRankDoc,
+    WebhookDoc,
     YearMonth,
 )
 from store.queries import (
@@ -93,6 +95,7 @@ __all__ = [
     "DataVersion",
     "Date",
     "DateTime",
+    "DeliveryDoc",
     "EntryDoc",
     "IntervalDoc",
     "ItemCounts",
@@ -116,6 +119,7 @@ __all__ = [
     "StoreUnavailable",
     "TaskAvailability",
     "TrackedRankDoc",
+    "WebhookDoc",
     "Write",
     "WriteFailed",
     "YearMonth",

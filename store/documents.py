@@ -184,3 +184,41 @@ class ApiKeyDoc(TypedDict):
     created_at: str
     revoked_at: str | None
     budget: NotRequired[BudgetDoc]  # absent: the configured key budget
+
+
+class WebhookDoc(TypedDict):
+    """A partner's webhook endpoint: where the changes it asked for are sent, and how far."""
+
+    id: str
+    owner: str  # the name of the API key that made it
+    url: str
+    kinds: list[str] | None  # the ChangeKinds sent (None: every public one)
+    benchmarks: list[str] | None  # slugs: changes of these benchmarks (None: any)
+    models: list[str] | None  # slugs: changes of these models (with benchmarks: of either)
+    category: str | None  # of the benchmarks changed (None: any)
+    description: str | None
+    secret: str  # Standard Webhooks `whsec_...`: signing needs the secret itself
+    enabled: bool
+    disabled_reason: str | None
+    position: int  # the sequence of the last change delivered (or passed over)
+    created_at: str
+    lease_holder: str | None  # the delivery worker sending its deliveries now
+    lease_until: float  # Unix time the lease ends
+
+
+class DeliveryDoc(TypedDict):
+    """One event sent (or to be sent) to a webhook, with its attempts."""
+
+    id: str  # the `webhook-id`: the same on every attempt
+    webhook: str
+    sequence: int | None  # the change's (None: a test ping)
+    kind: str
+    body: str  # the JSON sent, signed as it is
+    status: str  # pending, delivered or failed
+    attempts: int
+    response_code: int | None
+    error: str | None
+    created_at: str
+    retry_since: float  # Unix time the current round of attempts began
+    next_attempt_at: float | None  # Unix time (None: none planned)
+    manual: bool  # queued by testWebhook or redeliverWebhookEvent, outside the feed's order

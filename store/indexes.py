@@ -49,6 +49,12 @@ CHANGE_INDEXES = [
     IndexModel([("category", ASCENDING), ("_id", ASCENDING)], name="in_category"),
 ]
 
+# Webhooks by the key that made them; a webhook's deliveries, newest first.
+WEBHOOK_INDEXES = [IndexModel([("owner", ASCENDING)], name="of_owner")]
+DELIVERY_INDEXES = [
+    IndexModel([("webhook", ASCENDING), ("created_at", ASCENDING)], name="in_order"),
+]
+
 
 async def ensure_indexes(db: Any) -> None:
     await db.benchmarks.create_indexes(BENCHMARK_INDEXES)
@@ -57,3 +63,5 @@ async def ensure_indexes(db: Any) -> None:
     await db.categories.create_indexes(SLUG_INDEXES)
     await db.api_keys.create_indexes(API_KEY_INDEXES)
     await db.changes.create_indexes(CHANGE_INDEXES)
+    await db.webhooks.create_indexes(WEBHOOK_INDEXES)
+    await db.webhook_deliveries.create_indexes(DELIVERY_INDEXES)

@@ -33,10 +33,12 @@ from store.documents import (
     BudgetDoc,
     CategoryCountDoc,
     CategoryDoc,
+    DeliveryDoc,
     LabDoc,
     ModelDoc,
     SiteFiguresDoc,
     TrackedRankDoc,
+    WebhookDoc,
 )
 from store.queries import (
     EXPORTED,
@@ -472,7 +474,7 @@ class MongoStore:
         return {
             name: await self.db[name].find({}, NO_ID if name != "site" else None).to_list(None)
             for name in sorted(await self.db.list_collection_names())
-            if name not in ("changes", "counters")
+            if name not in ("changes", "counters", "webhooks", "webhook_deliveries")
         }
 
     async def follow_changes(self) -> None:
@@ -534,6 +536,67 @@ class MongoStore:
         newest = counter["sequence"] if counter else 0
         oldest = await self.db.changes.find_one({}, {"_id": 1}, sort=[("_id", ASCENDING)])
         return (newest + 1 if oldest is None else oldest["_id"], newest)
+
+    # Webhooks: one round trip each, logging no change (`_id` is the webhook's or event's id).
+
+    async def insert_webhook(self, doc: WebhookDoc) -> None:
+        await self.db.webhooks.insert_one({"_id": doc["id"], **doc})
+
+    async def webhook(self, webhook_id: str) -> WebhookDoc | None:
+        doc: WebhookDoc | None = await self.db.webhooks.find_one({"_id": webhook_id}, NO_ID)
+        return doc
+
+    async def webhooks(self, owner: str | None = None) -> list[WebhookDoc]:
+        query = {} if owner is None else {"owner": owner}
+        cursor = self.db.webhooks.find(query, NO_ID).sort("created_at")
+        return list(await cursor.to_list(None))
+
+    async def update_webhook(
+        self, webhook_id: str, fields: dict[str, Any], holder: str | None = None
+    ) -> bool:
+        query: dict[str, Any] = {"_id": webhook_id}
+        if holder is not None:
+            query["lease_holder"] = holder
+        result = await self.db.webhooks.update_one(query, {"$set": fields})
+        return bool(result.matched_count)
+
+    async def delete_webhook(self, webhook_id: str) -> bool:
+        result = await self.db.webhooks.delete_one({"_id": webhook_id})
+        await self.db.webhook_deliveries.delete_many({"webhook": webhook_id})
+        return bool(result.deleted_count)
+
+    async def take_webhook_lease(
+        self, webhook_id: str, holder: str, now: float, until: float
+    ) -> bool:
+        result = await self.db.webhooks.update_one(
+            {
+                "_id": webhook_id,
+                "enabled": True,
+                "$or": [{"lease_holder": holder}, {"lease_until": {"$lt": now}}],
+            },
+            {"$set": {"lease_holder": holder, "lease_until": until}},
+        )
+        return bool(result.matched_count)
+
+    async def save_delivery(self, doc: DeliveryDoc) -> None:
+        await self.db.webhook_deliveries.replace_one(
+            {"_id": doc["id"]}, {"_id": doc["id"], **doc}, upsert=True
+        )
+
+    async def delivery(self, delivery_id: str) -> DeliveryDoc | None:
+        doc: DeliveryDoc | None = await self.db.webhook_deliveries.find_one(
+            {"_id": delivery_id}, NO_ID
+        )
+        return doc
+
+    async def deliveries(
+        self, webhook_id: str, limit: int, status: str | None = None
+    ) -> list[DeliveryDoc]:
+        query: dict[str, Any] = {"webhook": webhook_id}
+        if status is not None:
+            query["status"] = status
+        cursor = self.db.webhook_deliveries.find(query, NO_ID)
+        return list(await cursor.sort([("created_at", -1), ("_id", -1)]).limit(limit).to_list(None))
 
     async def backup(self, target: Path) -> None:
         raise NoOnlineBackup(

@@ -18,10 +18,12 @@ from store.documents import (
     BudgetDoc,
     CategoryCountDoc,
     CategoryDoc,
+    DeliveryDoc,
     LabDoc,
     ModelDoc,
     SiteFiguresDoc,
     TrackedRankDoc,
+    WebhookDoc,
 )
 
 SITE_FIGURES_ID = "model_card_coverage"
@@ -221,5 +223,35 @@ class Store(Protocol):
         newest_first: bool = False,
     ) -> list[Change]: ...
     async def change_bounds(self) -> tuple[int, int]: ...
+    # Webhooks (server.webhooks): their endpoints, leases and deliveries; no change is logged.
+    async def insert_webhook(self, doc: WebhookDoc) -> None: ...
+    async def webhook(self, webhook_id: str) -> WebhookDoc | None: ...
+    async def webhooks(self, owner: str | None = None) -> list[WebhookDoc]:
+        """The webhooks made by the key called `owner` (None: every one), oldest first."""
+        ...
+
+    async def update_webhook(
+        self, webhook_id: str, fields: dict[str, Any], holder: str | None = None
+    ) -> bool:
+        """Set `fields` of the webhook; with `holder`, only while that worker holds its
+        lease. False if there is no such webhook (or the lease is another's)."""
+        ...
+
+    async def delete_webhook(self, webhook_id: str) -> bool: ...
+    async def take_webhook_lease(
+        self, webhook_id: str, holder: str, now: float, until: float
+    ) -> bool:
+        """Hold the enabled webhook's lease until `until`, if it is free, expired (before
+        `now`) or `holder`'s already: one conditional update, so one worker holds it."""
+        ...
+
+    async def save_delivery(self, doc: DeliveryDoc) -> None: ...
+    async def delivery(self, delivery_id: str) -> DeliveryDoc | None: ...
+    async def deliveries(
+        self, webhook_id: str, limit: int, status: str | None = None
+    ) -> list[DeliveryDoc]:
+        """A webhook's deliveries (with `status`, if given), newest first."""
+        ...
+
     async def backup(self, target: Path) -> None: ...
     async def close(self) -> None: ...

@@ -47,10 +47,12 @@ from store.documents import (
     BudgetDoc,
     CategoryCountDoc,
     CategoryDoc,
+    DeliveryDoc,
     LabDoc,
     ModelDoc,
     SiteFiguresDoc,
     TrackedRankDoc,
+    WebhookDoc,
 )
 from store.queries import (
     EXPORTED,
@@ -163,6 +165,21 @@ CREATE TABLE IF NOT EXISTS changes (  -- the change log (store.changes), one row
 CREATE INDEX IF NOT EXISTS changes_by_time ON changes (at);
 CREATE INDEX IF NOT EXISTS changes_of_document ON changes (slug, sequence);
 CREATE INDEX IF NOT EXISTS changes_in_category ON changes (category, sequence);
+CREATE TABLE IF NOT EXISTS webhooks (  -- server.webhooks: the endpoints partners made
+    id TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    doc TEXT NOT NULL                 -- JSON, its lease too: taken by one conditional UPDATE
+);
+CREATE INDEX IF NOT EXISTS webhooks_of_owner ON webhooks (owner);
+CREATE TABLE IF NOT EXISTS webhook_deliveries (
+    id TEXT PRIMARY KEY,              -- the webhook-id sent
+    webhook TEXT NOT NULL REFERENCES webhooks (id) ON DELETE CASCADE,
+    status TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    doc BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS webhook_deliveries_in_order
+    ON webhook_deliveries (webhook, created_at);
 """
 
 SCHEMA_VERSION = 4
@@ -763,6 +780,99 @@ class SqliteStore:
 
         def read(connection: sqlite3.Connection) -> tuple[int, int]:
             return _change_bounds(connection)
+
+        return await self._run(read)
+
+    # Webhooks: written in transactions of their own, logging no change.
+
+    async def insert_webhook(self, doc: WebhookDoc) -> None:
+        def write(connection: sqlite3.Connection, _: Drafts) -> None:
+            connection.execute(
+                "INSERT INTO webhooks (id, owner, doc) VALUES (?, ?, ?)",
+                (doc["id"], doc["owner"], _dumps(doc).decode()),
+            )
+
+        await self._write(write)
+
+    async def webhook(self, webhook_id: str) -> WebhookDoc | None:
+        found = await self._docs("SELECT doc FROM webhooks WHERE id IN", [webhook_id])
+        return found[0] if found else None
+
+    async def webhooks(self, owner: str | None = None) -> list[WebhookDoc]:
+        if owner is None:
+            return await self._docs("SELECT doc FROM webhooks", None, order="ORDER BY rowid")
+        return await self._docs(
+            "SELECT doc FROM webhooks WHERE owner IN", [owner], order="ORDER BY rowid"
+        )
+
+    async def update_webhook(
+        self, webhook_id: str, fields: dict[str, Any], holder: str | None = None
+    ) -> bool:
+        def write(connection: sqlite3.Connection, _: Drafts) -> bool:
+            row = connection.execute(
+                "SELECT doc FROM webhooks WHERE id = ?", (webhook_id,)
+            ).fetchone()
+            if row is None:
+                return False
+            doc = orjson.loads(row[0])
+            if holder is not None and doc["lease_holder"] != holder:
+                return False
+            connection.execute(
+                "UPDATE webhooks SET doc = ? WHERE id = ?",
+                (_dumps({**doc, **fields}).decode(), webhook_id),
+            )
+            return True
+
+        return await self._write(write)
+
+    async def delete_webhook(self, webhook_id: str) -> bool:
+        def write(connection: sqlite3.Connection, _: Drafts) -> bool:
+            cursor = connection.execute("DELETE FROM webhooks WHERE id = ?", (webhook_id,))
+            return cursor.rowcount > 0
+
+        return await self._write(write)
+
+    async def take_webhook_lease(
+        self, webhook_id: str, holder: str, now: float, until: float
+    ) -> bool:
+        def write(connection: sqlite3.Connection, _: Drafts) -> bool:
+            cursor = connection.execute(
+                "UPDATE webhooks SET doc = json_set(doc, '$.lease_holder', ?, "
+                "'$.lease_until', ?) WHERE id = ? AND json_extract(doc, '$.enabled') "
+                "AND (json_extract(doc, '$.lease_holder') IS ? "
+                "OR json_extract(doc, '$.lease_until') < ?)",
+                (holder, until, webhook_id, holder, now),
+            )
+            return cursor.rowcount > 0
+
+        return await self._write(write)
+
+    async def save_delivery(self, doc: DeliveryDoc) -> None:
+        def write(connection: sqlite3.Connection, _: Drafts) -> None:
+            connection.execute(
+                "INSERT OR REPLACE INTO webhook_deliveries (id, webhook, status, created_at, doc) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (doc["id"], doc["webhook"], doc["status"], doc["created_at"], _dumps(doc)),
+            )
+
+        await self._write(write)
+
+    async def delivery(self, delivery_id: str) -> DeliveryDoc | None:
+        found = await self._docs("SELECT doc FROM webhook_deliveries WHERE id IN", [delivery_id])
+        return found[0] if found else None
+
+    async def deliveries(
+        self, webhook_id: str, limit: int, status: str | None = None
+    ) -> list[DeliveryDoc]:
+        wanted = "" if status is None else " AND status = ?"
+
+        def read(connection: sqlite3.Connection) -> list[DeliveryDoc]:
+            rows = connection.execute(
+                f"SELECT doc FROM webhook_deliveries WHERE webhook = ?{wanted} "
+                "ORDER BY created_at DESC, rowid DESC LIMIT ?",
+                [webhook_id, *([] if status is None else [status]), limit],
+            ).fetchall()
+            return [orjson.loads(blob) for (blob,) in rows]
 
         return await self._run(read)
 

@@ -18,7 +18,7 @@ from strawberry.extensions import SchemaExtension
 from strawberry.types.graphql import OperationType
 
 from request_limits import selected_operation
-from schema.extensions.metering import rate_limit_fields
+from schema.extensions.metering import root_fields
 from schema.extensions.services import (
     CachedAnswer,
     OperationKey,
@@ -28,6 +28,9 @@ from schema.extensions.services import (
 )
 from schema.json import digest, encode_json
 from store import DataVersion
+
+PER_CALLER = {"rateLimit", "webhooks"}
+"""Root fields whose answer is the caller's own (its budget, its webhooks): never kept."""
 
 
 def kept_answer(services: Services, key: OperationKey, data: DataVersion) -> CachedAnswer | None:
@@ -51,8 +54,8 @@ class KeepAnswers(SchemaExtension):
         if context.operation_type is not OperationType.QUERY or version is None:
             return
         document = context.graphql_document
-        if document and rate_limit_fields(selected_operation(document, key[1])):
-            return  # It answers with the caller's budget: no other request's answer.
+        if document and root_fields(selected_operation(document, key[1]), PER_CALLER):
+            return  # It answers with the caller's own: no other request's answer.
         if result is None or result.errors or result.data is None:
             return
         data = encode_json(result.data)

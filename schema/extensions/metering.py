@@ -28,7 +28,7 @@ from strawberry.types import ExecutionResult
 
 from request_limits import ListSizes, selected_operation, throttled_error
 from schema.extensions.services import MeterMode, operation_of, services_of
-from schema.identity import admin_of
+from schema.identity import KEY_OWNED_MUTATIONS, admin_of, key_of
 from schema.pagination import MAX_LIST_SLICE, MAX_PAGE_SIZE
 
 LIST_SIZES = ListSizes(max_slice=MAX_LIST_SLICE, max_page=MAX_PAGE_SIZE)
@@ -58,7 +58,12 @@ class Metering(SchemaExtension):
         assert key is not None
         operation = selected_operation(document, key[1])
         if operation.operation is OperationType.MUTATION:
-            admin_of(context.context.identity)  # A change no key may make is refused unpriced.
+            # A change no key may make is refused unpriced; any key manages its own webhooks.
+            fields = [s for s in operation.selection_set.selections if isinstance(s, FieldNode)]
+            own = len(fields) == len(operation.selection_set.selections) and all(
+                field.name.value in KEY_OWNED_MUTATIONS for field in fields
+            )
+            (key_of if own else admin_of)(context.context.identity)
         if (cost := services.costs.get(key)) is None:
             cost = meter.price(document, key[1], context.variables)
             services.costs.put(key, cost)  # A refusal repeated is not priced again either.
@@ -82,12 +87,17 @@ class Metering(SchemaExtension):
 
 def rate_limit_fields(operation: OperationDefinitionNode | None) -> list[FieldNode]:
     """The operation's root `rateLimit` fields."""
+    return root_fields(operation, {RATE_LIMIT})
+
+
+def root_fields(operation: OperationDefinitionNode | None, names: set[str]) -> list[FieldNode]:
+    """The operation's root fields of these names."""
     if operation is None:
         return []
     return [
         selection
         for selection in operation.selection_set.selections
-        if isinstance(selection, FieldNode) and selection.name.value == RATE_LIMIT
+        if isinstance(selection, FieldNode) and selection.name.value in names
     ]
 
 

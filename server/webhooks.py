@@ -1,0 +1,299 @@
+"""The delivery worker: sends each webhook the changes it asked for, signed, at least once.
+
+The change log is the outbox: a change is logged in the write's own transaction, so nothing a
+crash interrupts is lost. Each endpoint keeps its position (the last change delivered); a
+worker that holds the endpoint's lease (one conditional update: exactly one process at a time,
+and a lease not renewed is taken over once it expires) reads the log after that position, with
+the endpoint's filter, and sends the changes in order: the next only once the previous was
+delivered or given up. A failed attempt is retried with exponential backoff and full jitter;
+past the retry period the endpoint is disabled with its reason (updateWebhook enables it).
+
+Every process runs a worker (server.app's lifespan); at shutdown it starts nothing new, lets
+the delivery in flight end (within its timeout) and gives its leases back, so another process
+continues at once.
+"""
+
+import asyncio
+import contextlib
+import logging
+import random
+import secrets
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import httpx
+from prometheus_client import Counter, Gauge
+from standardwebhooks import Webhook
+
+from schema import Destinations, change_body, change_filter, event_id, new_delivery
+from server.settings import Settings
+from store import Change, DeliveryDoc, Store, WebhookDoc
+
+log = logging.getLogger("almanac.webhooks")
+
+POLL_SECONDS = 0.5  # how often the log is read for new changes (as the change follower does)
+BATCH = 100  # changes read from the log for an endpoint at a time
+MAX_RESPONSE_BYTES = 4096  # of a receiver's answer: read, then let go
+SETTLE_SECONDS = 5.0
+"""On MongoDB a writer takes a change's number, then writes it: a change is sent only once it
+is this old, so one numbered before it cannot still appear (store.changes.GAP_SECONDS)."""
+
+DELIVERIES = Counter(
+    "almanac_webhook_deliveries",
+    "Webhook delivery attempts, by outcome: delivered, retried (failed, tried again later) or "
+    "failed (given up).",
+    ["outcome"],
+)
+LAG = Gauge(
+    "almanac_webhook_lag_changes",
+    "Changes logged after the furthest-behind enabled webhook's position.",
+    multiprocess_mode="max",
+)
+DISABLED = Gauge(
+    "almanac_webhooks_disabled",
+    "Webhook endpoints disabled after failing past the retry period.",
+    multiprocess_mode="max",
+)
+
+
+@dataclass(frozen=True)
+class DeliveryPolicy:
+    retry_seconds: float
+    backoff_seconds: float
+    max_backoff_seconds: float
+    timeout_seconds: float
+    lease_seconds: float
+    destinations: Destinations
+
+    @classmethod
+    def of(cls, settings: Settings) -> "DeliveryPolicy":
+        return cls(
+            retry_seconds=settings.webhook_retry_seconds,
+            backoff_seconds=settings.webhook_backoff_seconds,
+            max_backoff_seconds=settings.webhook_max_backoff_seconds,
+            timeout_seconds=settings.webhook_timeout_seconds,
+            lease_seconds=settings.webhook_lease_seconds,
+            destinations=destinations_of(settings),
+        )
+
+    def delay(self, attempts: int) -> float:
+        """Full jitter: a random wait up to the exponential backoff (AWS's recommendation)."""
+        ceiling = min(self.max_backoff_seconds, self.backoff_seconds * 2 ** (attempts - 1))
+        return random.uniform(0, ceiling)
+
+
+def destinations_of(settings: Settings) -> Destinations:
+    return Destinations(
+        allow_http=settings.webhook_allow_http, allow_private=settings.webhook_allow_private
+    )
+
+
+class DeliveryWorker:
+    """This process's sender of webhook deliveries (`run` until `stop`)."""
+
+    def __init__(self, store: Store, policy: DeliveryPolicy) -> None:
+        self.store = store
+        self.policy = policy
+        self.holder = f"worker-{secrets.token_hex(6)}"
+        self.settle_seconds = 0.0 if store.embedded else SETTLE_SECONDS
+        self._stopping = asyncio.Event()
+        self._held: dict[str, float] = {}  # the leases held: until when
+        self._client = httpx.AsyncClient(
+            follow_redirects=False,  # a redirect is a failure: it could point anywhere
+            timeout=policy.timeout_seconds,
+            trust_env=False,  # no proxy from the environment: the address checked is sent to
+            headers={"user-agent": "BenchmarkAlmanac-Webhooks/1"},
+        )
+
+    async def run(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                await self.round()
+            except Exception:
+                log.exception("Webhook deliveries failed this round; trying again")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), POLL_SECONDS)
+
+    async def stop(self) -> None:
+        """Start nothing new; after the delivery in flight (`run` returns), give the leases
+        back."""
+        self._stopping.set()
+
+    async def close(self) -> None:
+        for webhook_id in list(self._held):
+            await self.store.update_webhook(webhook_id, {"lease_until": 0.0}, self.holder)
+        self._held.clear()
+        await self._client.aclose()
+
+    async def round(self) -> None:
+        """Send every enabled endpoint what is due, each in order, the endpoints at once."""
+        endpoints = await self.store.webhooks()
+        _, newest = await self.store.change_bounds()
+        enabled = [endpoint for endpoint in endpoints if endpoint["enabled"]]
+        DISABLED.set(len(endpoints) - len(enabled))
+        LAG.set(max((newest - endpoint["position"] for endpoint in enabled), default=0))
+        served = await asyncio.gather(
+            *(self.serve(endpoint, newest) for endpoint in enabled), return_exceptions=True
+        )
+        for endpoint, outcome in zip(enabled, served, strict=True):
+            if isinstance(outcome, Exception):  # one endpoint's failure holds up no other
+                log.error("Webhook %s: deliveries failed: %r", endpoint["id"], outcome)
+
+    async def serve(self, endpoint: WebhookDoc, newest: int) -> None:
+        """Send one endpoint's due deliveries, if this worker holds (or takes) its lease. With
+        nothing to send, or the lease another's, nothing is written."""
+        now = time.time()
+        if endpoint["lease_holder"] not in (None, self.holder) and endpoint["lease_until"] > now:
+            self._held.pop(endpoint["id"], None)
+            return
+        queued = [
+            delivery
+            for delivery in await self.store.deliveries(endpoint["id"], BATCH, "pending")
+            if delivery["manual"] and (delivery["next_attempt_at"] or 0) <= now
+        ]
+        changes = await self.store.changes_after(
+            endpoint["position"], BATCH, change_filter(endpoint)
+        )
+        if not queued and not changes:
+            if (
+                self.store.embedded
+                and endpoint["position"] < newest
+                and await self._lease(endpoint["id"])
+            ):
+                await self._passed(endpoint["id"], newest)
+            return
+        if not await self._lease(endpoint["id"]):
+            return
+        for delivery in queued:
+            await self.attempt(endpoint, delivery)
+        position = await self._send_in_order(endpoint, changes)
+        whole = position is not None and len(changes) < BATCH
+        if whole and self.store.embedded and position is not None and position < newest:
+            await self._passed(endpoint["id"], newest)
+
+    async def _passed(self, webhook_id: str, newest: int) -> None:
+        """Nothing else up to `newest` is for this endpoint (SQLite numbers changes as it
+        commits them, so none can appear below it): its position moves there, its lag to 0."""
+        await self.store.update_webhook(webhook_id, {"position": newest}, self.holder)
+
+    async def _send_in_order(self, endpoint: WebhookDoc, changes: Iterable[Change]) -> int | None:
+        """Send each change after the previous was delivered; the position reached if all
+        were (None if one is still to send)."""
+        position = endpoint["position"]
+        for change in changes:
+            if self._stopping.is_set() or not self._settled(change):
+                return None
+            delivery_id = event_id(endpoint["id"], change.sequence)
+            delivery = await self.store.delivery(delivery_id)
+            if delivery is None:
+                delivery = new_delivery(
+                    endpoint["id"],
+                    delivery_id,
+                    sequence=change.sequence,
+                    kind=change.kind.value,
+                    body=change_body(change),
+                    created_at=change.at,
+                    manual=False,
+                )
+            elif delivery["status"] == "failed":  # given up, then its endpoint enabled again
+                delivery = {**delivery, "status": "pending", "retry_since": time.time()}
+            if delivery["status"] == "pending":
+                if (delivery["next_attempt_at"] or 0) > time.time():
+                    return None
+                if not await self._lease(endpoint["id"]):
+                    return None
+                if not await self.attempt(endpoint, delivery):
+                    return None
+            position = change.sequence
+            if not await self.store.update_webhook(
+                endpoint["id"], {"position": position}, self.holder
+            ):
+                return None  # the lease was lost: its new holder continues
+        return position
+
+    async def attempt(self, endpoint: WebhookDoc, delivery: DeliveryDoc) -> bool:
+        """One attempt, recorded; True if delivered."""
+        refusal = await self.policy.destinations.refusal(endpoint["url"])
+        code, error = (
+            (None, f"Not sent: {refusal}") if refusal else await self._post(endpoint, delivery)
+        )
+        now = time.time()
+        attempts = delivery["attempts"] + 1
+        delivered = code is not None and 200 <= code < 300
+        done: DeliveryDoc = {
+            **delivery,
+            "attempts": attempts,
+            "response_code": code,
+            "error": None if delivered else error or f"Answered {code}.",
+        }
+        if delivered:
+            done["status"], done["next_attempt_at"] = "delivered", None
+            DELIVERIES.labels("delivered").inc()
+        elif now - delivery["retry_since"] >= self.policy.retry_seconds:
+            done["status"], done["next_attempt_at"] = "failed", None
+            DELIVERIES.labels("failed").inc()
+            if not delivery["manual"]:
+                await self._disable(endpoint, done)
+        else:
+            done["next_attempt_at"] = now + self.policy.delay(attempts)
+            DELIVERIES.labels("retried").inc()
+        await self.store.save_delivery(done)
+        return delivered
+
+    async def _disable(self, endpoint: WebhookDoc, delivery: DeliveryDoc) -> None:
+        reason = (
+            f"Deliveries failed for {self.policy.retry_seconds:g} s (event {delivery['id']}, "
+            f"{delivery['attempts']} attempts; the last: {delivery['error']}). "
+            "Fix the endpoint, then enable it with updateWebhook."
+        )
+        log.warning("Webhook %s disabled: %s", endpoint["id"], reason)
+        fields = {"enabled": False, "disabled_reason": reason}
+        await self.store.update_webhook(endpoint["id"], fields, self.holder)
+
+    async def _post(self, endpoint: WebhookDoc, delivery: DeliveryDoc) -> tuple[int | None, str]:
+        """Send the event, signed (Standard Webhooks); its status code (None if none came) and
+        what went wrong."""
+        at = datetime.now(UTC)
+        headers = {
+            "content-type": "application/json",
+            "webhook-id": delivery["id"],
+            "webhook-timestamp": str(int(at.timestamp())),
+            "webhook-signature": Webhook(endpoint["secret"]).sign(
+                delivery["id"], at, delivery["body"]
+            ),
+        }
+        try:
+            async with self._client.stream(
+                "POST", endpoint["url"], content=delivery["body"].encode(), headers=headers
+            ) as response:
+                read = 0
+                async for chunk in response.aiter_raw():
+                    read += len(chunk)
+                    if read >= MAX_RESPONSE_BYTES:
+                        break
+                code = response.status_code
+        except httpx.HTTPError as error:
+            return None, f"{type(error).__name__}: {error or 'no answer'}"
+        if response.is_redirect:
+            return code, f"Answered {code}, a redirect: redirects are not followed."
+        return code, f"Answered {code}."
+
+    def _settled(self, change: Change) -> bool:
+        if not self.settle_seconds:
+            return True
+        at = datetime.strptime(change.at, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+        return time.time() - at.timestamp() >= self.settle_seconds
+
+    async def _lease(self, webhook_id: str) -> bool:
+        """Hold the endpoint's lease for a delivery: renewed once half of it has passed."""
+        now = time.time()
+        lease = self.policy.lease_seconds
+        if self._held.get(webhook_id, 0.0) - now > lease / 2:
+            return True
+        if await self.store.take_webhook_lease(webhook_id, self.holder, now, now + lease):
+            self._held[webhook_id] = now + lease
+            return True
+        self._held.pop(webhook_id, None)
+        return False

@@ -1,0 +1,286 @@
+"""Webhooks through the real paths: made over GraphQL, sent by the delivery worker to a
+receiver on loopback that verifies each delivery with the `standardwebhooks` package."""
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+
+from server.api_keys import create_key
+from server.app import create_app
+from server.settings import Settings
+from server.webhooks import DeliveryPolicy, DeliveryWorker
+from store import ChangeKind
+from store.queries import Store
+from tests.conftest import GraphQLClient, http_client
+from tests.webhook_receiver import Receiver, webhook_receiver
+
+CREATE = """mutation($input: CreateWebhookInput!) {
+  createWebhook(input: $input) { secret webhook { id url kinds enabled owner } } }"""
+DELIVERIES = """query { webhooks { nodes { id enabled disabledReason
+  deliveries(first: 50) { id kind sequence cursor status attempts responseCode error } } } }"""
+LOOPBACK = {"webhook_allow_http": True, "webhook_allow_private": True}
+FAST = {"webhook_backoff_seconds": 0.01, "webhook_max_backoff_seconds": 0.05}
+
+
+@pytest.fixture
+def settings() -> Settings:
+    return Settings(**LOOPBACK, **FAST)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+async def worker(store: Store, settings: Settings) -> AsyncIterator[DeliveryWorker]:
+    """The delivery worker the server runs, on the test's store."""
+    running = sending(DeliveryWorker(store, DeliveryPolicy.of(settings)))
+    task = asyncio.create_task(running.run())
+    yield running
+    await running.stop()
+    await task
+    await running.close()
+
+
+def sending(worker: DeliveryWorker) -> DeliveryWorker:
+    """The worker, sending each change at once: only the test writes to its database, so no
+    change numbered on MongoDB can still be unwritten."""
+    worker.settle_seconds = 0.0
+    return worker
+
+
+@pytest.fixture
+def receiver() -> Any:
+    with webhook_receiver() as received:
+        yield received
+
+
+async def labs(admin: GraphQLClient, *slugs: str) -> None:
+    for slug in slugs:
+        await admin.data(
+            f'mutation {{ createLab(input: {{slug: "{slug}", name: "L"}}) {{ slug }} }}'
+        )
+
+
+async def made(client: GraphQLClient, receiver: Receiver, **input: Any) -> str:
+    data = await client.data(CREATE, input={"url": receiver.url, **input})
+    receiver.secret = data["createWebhook"]["secret"]
+    webhook_id: str = data["createWebhook"]["webhook"]["id"]
+    return webhook_id
+
+
+async def arrived(receiver: Receiver, count: int) -> None:
+    await asyncio.to_thread(receiver.wait_for, lambda r: len(set(r.ids)) >= count)
+
+
+async def test_deliveries_are_signed_and_arrive_in_order_after_failures(
+    admin: GraphQLClient, client: httpx.AsyncClient, receiver: Receiver, worker: DeliveryWorker
+) -> None:
+    await made(admin, receiver, kinds=["LAB_CREATED"])
+    receiver.failures = 3  # the receiver answers 500 for a while
+    await labs(admin, "acme", "bolt", "cyan")
+    await arrived(receiver, 3)
+    assert receiver.unverified == 0
+    assert [event["subject"]["slug"] for event in receiver.events] == ["acme", "bolt", "cyan"]
+    sequences = [event["sequence"] for event in receiver.events]
+    assert sequences == sorted(sequences)
+    assert len(set(sequences)) == 3
+    assert {event["type"] for event in receiver.events} == {ChangeKind.LAB_CREATED.value}
+    webhook = (await admin.data(DELIVERIES))["webhooks"]["nodes"][0]
+    first = webhook["deliveries"][-1]  # newest first
+    assert (first["status"], first["attempts"], first["responseCode"]) == ("DELIVERED", 4, 204)
+    assert first["id"] == receiver.ids[0]  # a retry keeps its webhook-id
+    assert first["cursor"] == receiver.events[0]["cursor"]
+    metrics = (await client.get("/metrics")).text
+    assert 'almanac_webhook_deliveries_total{outcome="retried"}' in metrics
+    assert 'almanac_webhook_deliveries_total{outcome="delivered"}' in metrics
+    assert "almanac_webhook_lag_changes" in metrics
+
+
+async def test_changes_of_api_keys_and_other_kinds_are_not_sent(
+    admin: GraphQLClient, store: Store, receiver: Receiver, worker: DeliveryWorker
+) -> None:
+    await made(admin, receiver, kinds=["CATEGORY_CREATED"])
+    await create_key(store, "another", "read")  # an internal change: never sent
+    await labs(admin, "acme")
+    await admin.data('mutation { createCategory(input: {slug: "c", name: "C"}) { slug } }')
+    await arrived(receiver, 1)
+    assert [event["type"] for event in receiver.events] == ["category_created"]
+
+
+async def test_an_endpoint_failing_past_the_retry_period_is_disabled_then_enabled_again(
+    admin: GraphQLClient, store: Store, receiver: Receiver
+) -> None:
+    policy = DeliveryPolicy.of(Settings(**LOOPBACK, **FAST, webhook_retry_seconds=0.3))  # type: ignore[arg-type]
+    worker = sending(DeliveryWorker(store, policy))
+    webhook_id = await made(admin, receiver)
+    receiver.failures = 10**6
+    await labs(admin, "acme")
+    for _ in range(400):
+        await worker.round()
+        held = await store.webhook(webhook_id)
+        if held is not None and not held["enabled"]:
+            break
+        await asyncio.sleep(0.01)
+    webhook = (await admin.data(DELIVERIES))["webhooks"]["nodes"][0]
+    assert webhook["enabled"] is False
+    assert "failed for 0.3 s" in webhook["disabledReason"]
+    assert webhook["deliveries"][0]["status"] == "FAILED"
+    assert webhook["deliveries"][0]["responseCode"] == 500
+    receiver.failures = 0
+    enable = "mutation($id: ID!) { updateWebhook(id: $id, input: {enabled: true}) { enabled } }"
+    assert (await admin.data(enable, id=webhook_id))["updateWebhook"]["enabled"] is True
+    for _ in range(400):
+        await worker.round()
+        if receiver.events:
+            break
+        await asyncio.sleep(0.01)
+    assert [event["subject"]["slug"] for event in receiver.events] == ["acme"]
+    await worker.close()
+
+
+async def test_a_redirect_is_not_followed(
+    admin: GraphQLClient, store: Store, receiver: Receiver, worker: DeliveryWorker
+) -> None:
+    webhook_id = await made(admin, receiver)
+    receiver.redirect = True
+    await labs(admin, "acme")
+    for _ in range(600):
+        tried = await store.deliveries(webhook_id, 1)
+        if tried and tried[0]["attempts"] >= 2:
+            break
+        await asyncio.sleep(0.05)
+    deliveries = (await admin.data(DELIVERIES))["webhooks"]["nodes"][0]["deliveries"]
+    assert deliveries[0]["responseCode"] == 302
+    assert "redirects are not followed" in deliveries[0]["error"]
+    assert "/elsewhere" not in receiver.requests
+    assert receiver.events == []
+
+
+async def test_ping_and_redelivery_keep_their_ids(
+    admin: GraphQLClient, receiver: Receiver, worker: DeliveryWorker
+) -> None:
+    webhook_id = await made(admin, receiver)
+    ping = "mutation($id: ID!) { testWebhook(id: $id) { id kind status } }"
+    queued = (await admin.data(ping, id=webhook_id))["testWebhook"]
+    assert (queued["kind"], queued["status"]) == ("ping", "PENDING")
+    await arrived(receiver, 1)
+    assert receiver.events[0]["type"] == "ping"
+    assert receiver.ids == [queued["id"]]
+    again = """mutation($id: ID!, $event: String!) {
+      redeliverWebhookEvent(webhookId: $id, eventId: $event) { id status } }"""
+    await admin.data(again, id=webhook_id, event=queued["id"])
+    await asyncio.to_thread(receiver.wait_for, lambda r: len(r.ids) >= 2)
+    assert receiver.ids == [queued["id"], queued["id"]]
+
+
+async def test_a_rotated_secret_signs_what_follows(
+    admin: GraphQLClient, receiver: Receiver, worker: DeliveryWorker
+) -> None:
+    webhook_id = await made(admin, receiver)
+    rotate = "mutation($id: ID!) { rotateWebhookSecret(id: $id) { secret } }"
+    old = receiver.secret
+    receiver.secret = (await admin.data(rotate, id=webhook_id))["rotateWebhookSecret"]["secret"]
+    assert receiver.secret != old
+    assert receiver.secret.startswith("whsec_")
+    await labs(admin, "acme")
+    await arrived(receiver, 1)
+    assert receiver.unverified == 0
+
+
+async def test_keys_see_their_own_webhooks_and_admins_all(
+    admin: GraphQLClient, graphql: GraphQLClient, store: Store, receiver: Receiver
+) -> None:
+    reader = graphql.with_key(await create_key(store, "reader", "read"))
+    other = graphql.with_key(await create_key(store, "other", "read"))  # a read key: its own
+    mine = await made(admin, receiver)
+    theirs = await made(other, receiver)
+    listed = "query { webhooks { totalCount nodes { id owner } } }"
+    assert (await admin.data(listed))["webhooks"]["totalCount"] == 2  # an admin sees all
+    assert (await reader.data(listed))["webhooks"] == {"totalCount": 0, "nodes": []}
+    assert (await other.data(listed))["webhooks"]["nodes"] == [{"id": theirs, "owner": "other"}]
+    ping = "mutation($id: ID!) { testWebhook(id: $id) { id } }"
+    assert (await other(ping, id=mine))["errors"][0]["extensions"]["code"] == "NOT_FOUND"
+    assert (await other(ping, id=theirs))["data"]["testWebhook"]["id"].startswith(f"msg_{theirs}")
+    # A read key's mutation of anything but its webhooks is still refused before it runs.
+    mixed = 'mutation($id: ID!) { testWebhook(id: $id) { id } createLab(input: {slug: "x", name: "X"}) { slug } }'
+    assert (await other(mixed, id=theirs))["errors"][0]["extensions"]["code"] == "FORBIDDEN"
+    delete = "mutation($id: ID!) { deleteWebhook(id: $id) { id } }"
+    assert (await admin.data(delete, id=theirs))["deleteWebhook"] == {"id": theirs}
+    assert (await admin.data(listed))["webhooks"]["nodes"] == [{"id": mine, "owner": "editor"}]
+    missing = await admin(delete, id=theirs)
+    assert missing["errors"][0]["extensions"]["code"] == "NOT_FOUND"
+    anonymous = await graphql(listed)
+    assert anonymous["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
+    anonymous = await graphql(ping, id=mine)
+    assert anonymous["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
+
+
+@pytest.mark.parametrize(
+    ("url", "allowed", "refusal"),
+    [
+        ("http://127.0.0.1:9/hook", {}, "must use https"),
+        ("https://127.0.0.1:9/hook", {}, "a loopback address"),
+        ("https://localhost:9/hook", {}, "a loopback address"),
+        ("https://10.1.2.3/hook", {}, "a private address"),
+        ("https://[::1]/hook", {}, "a loopback address"),
+        ("https://[::ffff:192.168.0.1]/hook", {}, "a private address"),
+        ("https://169.254.169.254/latest", LOOPBACK, "a cloud metadata address"),
+        ("https://[fd00:ec2::254]/latest", LOOPBACK, "a cloud metadata address"),
+        ("https://user:pw@example.com/hook", {}, "user name or password"),
+        ("ftp://example.com/hook", {}, "must use https"),
+    ],
+)
+async def test_destinations_inside_are_refused_at_creation(
+    store: Store, url: str, allowed: dict[str, bool], refusal: str
+) -> None:
+    app = create_app(Settings(**allowed), store)  # type: ignore[arg-type]
+    async with http_client(app) as http:
+        client = GraphQLClient(http, await create_key(store, "partner", "admin"))
+        body = await client(CREATE, input={"url": url})
+    error = body["errors"][0]
+    assert error["extensions"]["code"] == "BAD_USER_INPUT"
+    assert error["message"].startswith("`input.url`: ")
+    assert refusal in error["message"]
+    assert await store.webhooks() == []
+
+
+async def test_a_destination_that_moved_inside_is_refused_at_delivery(
+    admin: GraphQLClient, store: Store, receiver: Receiver
+) -> None:
+    """DNS rebinding: an address allowed at creation is checked again before each delivery."""
+    await made(admin, receiver)
+    strict = DeliveryPolicy.of(Settings(webhook_allow_http=True, **FAST))  # type: ignore[arg-type]
+    worker = sending(DeliveryWorker(store, strict))
+    await labs(admin, "acme")
+    await worker.round()
+    await worker.close()
+    delivery = (await admin.data(DELIVERIES))["webhooks"]["nodes"][0]["deliveries"][0]
+    assert delivery["status"] == "PENDING"
+    assert delivery["responseCode"] is None
+    assert "a loopback address" in delivery["error"]
+    assert receiver.requests == []
+
+
+def test_a_lease_shorter_than_two_delivery_timeouts_is_refused() -> None:
+    with pytest.raises(ValueError, match="at least twice webhook_timeout_seconds"):
+        Settings(webhook_lease_seconds=15, webhook_timeout_seconds=10)
+
+
+async def test_a_stopped_worker_gives_its_leases_back(
+    admin: GraphQLClient, store: Store, receiver: Receiver, settings: Settings
+) -> None:
+    """At shutdown another process need not wait for the lease to expire."""
+    webhook_id = await made(admin, receiver)
+    worker = sending(DeliveryWorker(store, DeliveryPolicy.of(settings)))
+    await labs(admin, "acme")
+    await worker.round()
+    held = await store.webhook(webhook_id)
+    assert held is not None
+    assert held["lease_holder"] == worker.holder
+    assert held["lease_until"] > 0
+    await worker.stop()
+    await worker.close()
+    released = await store.webhook(webhook_id)
+    assert released is not None
+    assert released["lease_until"] == 0.0
+    assert await store.take_webhook_lease(webhook_id, "another", now=1.0, until=2.0)

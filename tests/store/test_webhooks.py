@@ -1,0 +1,77 @@
+"""The store's webhooks, on both stores: a lease held by one worker at a time and taken over
+once it expires, writes conditional on the lease, deliveries newest first."""
+
+from schema.webhook_events import new_delivery
+from store import WebhookDoc
+from store.queries import Store
+
+
+def endpoint(webhook_id: str, owner: str = "partner") -> WebhookDoc:
+    return WebhookDoc(
+        id=webhook_id,
+        owner=owner,
+        url="https://example.com/hook",
+        kinds=None,
+        benchmarks=None,
+        models=None,
+        category=None,
+        description=None,
+        secret="whsec_c2VjcmV0",
+        enabled=True,
+        disabled_reason=None,
+        position=0,
+        created_at="2026-12-01T00:00:00.000000Z",
+        lease_holder=None,
+        lease_until=0.0,
+    )
+
+
+async def test_one_worker_holds_a_lease_until_it_expires(store: Store) -> None:
+    await store.insert_webhook(endpoint("wh_1"))
+    assert await store.take_webhook_lease("wh_1", "a", now=100.0, until=130.0)
+    assert not await store.take_webhook_lease("wh_1", "b", now=110.0, until=140.0)
+    assert await store.take_webhook_lease("wh_1", "a", now=120.0, until=150.0)  # renewed
+    assert not await store.update_webhook("wh_1", {"position": 5}, holder="b")
+    assert await store.update_webhook("wh_1", {"position": 5}, holder="a")
+    assert await store.take_webhook_lease("wh_1", "b", now=151.0, until=180.0)  # expired
+    assert not await store.update_webhook("wh_1", {"position": 6}, holder="a")
+    held = await store.webhook("wh_1")
+    assert held is not None
+    assert (held["lease_holder"], held["position"]) == ("b", 5)
+
+
+async def test_a_disabled_webhook_is_leased_to_no_one(store: Store) -> None:
+    await store.insert_webhook(endpoint("wh_1"))
+    assert await store.update_webhook("wh_1", {"enabled": False, "disabled_reason": "failing"})
+    assert not await store.take_webhook_lease("wh_1", "a", now=100.0, until=130.0)
+    assert not await store.take_webhook_lease("wh_2", "a", now=100.0, until=130.0)
+
+
+async def test_webhooks_by_owner_and_deliveries_newest_first(store: Store) -> None:
+    for webhook_id, owner in (("wh_1", "partner"), ("wh_2", "other"), ("wh_3", "partner")):
+        await store.insert_webhook(endpoint(webhook_id, owner))
+    assert [doc["id"] for doc in await store.webhooks("partner")] == ["wh_1", "wh_3"]
+    assert len(await store.webhooks()) == 3
+    for sequence in (1, 2, 3):
+        delivery = new_delivery(
+            "wh_1",
+            f"msg_wh_1_{sequence}",
+            sequence=sequence,
+            kind="lab_created",
+            body="{}",
+            created_at=f"2026-12-01T00:00:0{sequence}.000000Z",
+            manual=False,
+        )
+        await store.save_delivery(delivery)
+    await store.save_delivery({**delivery, "status": "delivered", "attempts": 1})
+    found = await store.deliveries("wh_1", 10)
+    assert [doc["id"] for doc in found] == ["msg_wh_1_3", "msg_wh_1_2", "msg_wh_1_1"]
+    assert found[0]["status"] == "delivered"
+    assert [doc["id"] for doc in await store.deliveries("wh_1", 10, "pending")] == [
+        "msg_wh_1_2",
+        "msg_wh_1_1",
+    ]
+    assert await store.delete_webhook("wh_1")
+    assert await store.deliveries("wh_1", 10) == []
+    assert await store.webhook("wh_1") is None
+    assert not await store.delete_webhook("wh_1")

@@ -1,0 +1,81 @@
+"""A webhook receiver on loopback for the tests: a real HTTP server in a thread that verifies
+each delivery with the `standardwebhooks` package and keeps what it received."""
+
+import contextlib
+import http.server
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from standardwebhooks import Webhook
+
+
+@dataclass
+class Receiver:
+    url: str
+    secret: str | None = None
+    failures: int = 0  # answer 500 to this many requests first
+    redirect: bool = False  # answer each with a redirect to /elsewhere
+    delay: float = 0.0  # seconds before each answer
+    events: list[dict[str, Any]] = field(default_factory=list)  # verified, as received
+    ids: list[str] = field(default_factory=list)  # webhook-id of each verified delivery
+    requests: list[str] = field(default_factory=list)  # every path asked for
+    unverified: int = 0
+
+    def wait_for(self, done: Callable[["Receiver"], bool], seconds: float = 30.0) -> None:
+        deadline = time.monotonic() + seconds
+        while not done(self):
+            assert time.monotonic() < deadline, f"not received in time: {self.events}"
+            time.sleep(0.05)
+
+
+@contextmanager
+def webhook_receiver() -> Iterator[Receiver]:
+    receiver = Receiver(url="")
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers["content-length"]))
+            receiver.requests.append(self.path)
+            time.sleep(receiver.delay)
+            if receiver.redirect:
+                self.send_response(302)
+                self.send_header("location", "/elsewhere")
+                self.end_headers()
+                return
+            if receiver.failures > 0:
+                receiver.failures -= 1
+                self.send_response(500)
+                self.send_header("content-length", "100000")
+                self.end_headers()
+                with contextlib.suppress(OSError):  # the worker reads a few KB, then lets go
+                    self.wfile.write(b"x" * 100_000)
+                return
+            try:
+                assert receiver.secret is not None
+                event = Webhook(receiver.secret).verify(body, dict(self.headers))
+            except Exception:
+                receiver.unverified += 1
+                self.send_response(400)
+                self.end_headers()
+                return
+            receiver.events.append(event)
+            receiver.ids.append(self.headers["webhook-id"])
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    receiver.url = f"http://127.0.0.1:{server.server_address[1]}/hook"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield receiver
+    finally:
+        server.shutdown()
+        server.server_close()
