@@ -35,6 +35,7 @@ from resolvers.history import read_changes
 from resolvers.tracking import TrackedModels
 from store import (
     PROVENANCE_ID,
+    SEED_ID,
     SITE_FIGURES_ID,
     BenchmarkDoc,
     Collection,
@@ -93,17 +94,19 @@ async def import_dataset(
     dry_run: bool = False,
     allow_removals: bool = False,
     advance: Callable[[], None] = lambda: None,
+    seal: dict[str, dict[str, Any]] | None = None,
 ) -> ImportSummary:
     """Import `dataset` item by item; `advance` is called after each (for a progress bar).
 
     Benchmarks are taken `BATCH_SIZE` at a time (parents first, then tracks), each batch's
     stored documents read in one go and written in one transaction, then let go: what the
     import holds does not grow with the file. With `allow_removals`, every read may leave out
-    rows of the current leaderboard.
+    rows of the current leaderboard. The site records `seal` (by id) are written in the same
+    transaction as the import's last site record (its provenance), or last, on their own.
     """
     source = as_source(dataset)
     summary = ImportSummary()
-    workspace = await ImportWorkspace.of(store, dry_run)
+    workspace = await ImportWorkspace.of(store, dry_run, seal)
     stored_before = set(workspace.parents)  # the benchmarks there were before this import
     editor = Editor(store, by=stamp.by, clock=lambda: stamp.at, workspace=workspace)
     today = stamp.at.date()
@@ -211,6 +214,7 @@ async def import_dataset(
 
     site = Item(0, source.head)
     await _each(summary, "site", site, lambda data: _site(editor, data, summary))
+    await workspace.sealed()
     # Benchmarks written by this import placed the models already; those it left alone may
     # name a model it created or changed.
     if workspace.renamed and not dry_run and stored_before - imported:
@@ -351,13 +355,12 @@ BUNDLED_DATASET_WRITER = "bundled dataset"
 
 async def seed(store: Store) -> ImportSummary:
     """Import the bundled dataset (running it again changes nothing), its marker written before
-    the first write and after the last."""
+    the first write, and as finished in the same transaction as its last site record."""
     if await store.seed_state() is not SeedState.FINISHED:
         await store.mark_seed(finished=False)
     stamp = Stamp(by=BUNDLED_DATASET_WRITER, at=datetime.now(UTC))
-    summary = await import_dataset(store, load_bundled_dataset(), stamp)
-    await store.mark_seed(finished=True)
-    return summary
+    finished = {SEED_ID: {"finished": True}}
+    return await import_dataset(store, load_bundled_dataset(), stamp, seal=finished)
 
 
 async def ensure_seeded(store: Store) -> ImportSummary | None:
@@ -366,10 +369,10 @@ async def ensure_seeded(store: Store) -> ImportSummary | None:
     A MongoDB database is seeded only on request (`almanac seed`).
 
     By the store's state, not by the command that opens it: whichever opens a new data directory
-    first seeds it, once (other processes wait for it). The marker is written after the seed's
-    last write, so a store without it was never finished; and since importing the bundled
-    dataset again changes nothing, a seed cut between its last write and its marker is simply
-    run again."""
+    first seeds it, once (other processes wait for it). The finished marker is written in the
+    same transaction as the seed's last site record (on the embedded store), so a store without
+    it was never finished; importing the bundled dataset again changes nothing, so a seed cut
+    short is simply run again."""
     async with store.seed_lock():
         state = await store.seed_state()
         if state is SeedState.STARTED or (store.embedded and state is SeedState.NEW):

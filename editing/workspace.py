@@ -17,6 +17,7 @@ from editing.changes import Catalog
 from editing.derived import tracked_ranks
 from resolvers.tracking import TrackedModels, index_by_key, model_key
 from store import (
+    PROVENANCE_ID,
     AlreadyExists,
     BenchmarkDoc,
     CategoryDoc,
@@ -124,9 +125,13 @@ class ImportWorkspace:
     """The name and alias keys of every model created or changed."""
     pending: list[Write] = field(default_factory=list)
     tracked_models: TrackedModels | None = None  # the tracked models by key, until one changes
+    seal: dict[str, dict[str, Any]] | None = None
+    """Site records (by id) to write with the import's last write (see `put_site`, `sealed`)."""
 
     @classmethod
-    async def of(cls, store: Store, dry_run: bool) -> "ImportWorkspace":
+    async def of(
+        cls, store: Store, dry_run: bool, seal: dict[str, dict[str, Any]] | None = None
+    ) -> "ImportWorkspace":
         """The store's catalog (labs, categories, parents) and models; benchmarks are fetched
         a batch at a time (`fetch`)."""
         catalog = await LiveWorkspace(store).catalog()
@@ -138,6 +143,7 @@ class ImportWorkspace:
             models={model["slug"]: model for model in await store.models()},
             benchmarks={},
             parents=dict(catalog.parents),
+            seal=seal,
         )
 
     async def fetch(self, slugs: list[Any]) -> None:
@@ -178,7 +184,21 @@ class ImportWorkspace:
     async def put_site(self, key: str, doc: dict[str, Any]) -> str:
         if self.dry_run:
             return "updated"
-        return await self.store.replace(Collection.SITE, {"_id": key}, {"_id": key, **doc})
+        along = None
+        if key == PROVENANCE_ID:  # the last of an import's site records: the seal goes with it
+            along, self.seal = self.seal, None
+        return await self.store.replace(
+            Collection.SITE, {"_id": key}, {"_id": key, **doc}, along=along
+        )
+
+    async def sealed(self) -> None:
+        """Write the seal now if no write took it (nothing changed at the end of the import)."""
+        if self.seal and not self.dry_run:
+            (ident, record), *rest = self.seal.items()
+            await self.store.replace(
+                Collection.SITE, {"_id": ident}, record, along=dict(rest) or None
+            )
+        self.seal = None
 
     async def models_renamed(self, keys: list[str]) -> None:
         self.renamed.update(keys)

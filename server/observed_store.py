@@ -62,9 +62,16 @@ class ObservedStore(Store):
     def version(self, value: DataVersion) -> None:
         self.inner.version = value
 
-    async def replace(self, collection: Collection, key: dict[str, Any], doc: Any) -> str:
+    async def replace(
+        self,
+        collection: Collection,
+        key: dict[str, Any],
+        doc: Any,
+        *,
+        along: dict[str, dict[str, Any]] | None = None,
+    ) -> str:
         with self.observe("replace"):
-            return await self.inner.replace(collection, key, doc)
+            return await self.inner.replace(collection, key, doc, along=along)
 
     async def insert(self, collection: Collection, doc: Any) -> None:
         with self.observe("insert"):

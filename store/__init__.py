@@ -40,6 +40,7 @@ from store.documents import (
 from store.queries import (
     ORDER_FIELDS,
     PROVENANCE_ID,
+    SEED_ID,
     SITE_FIGURES_ID,
     AlreadyExists,
     BenchmarkFilter,
@@ -79,6 +80,7 @@ __all__ = [
     "MONTH_SHAPE",
     "ORDER_FIELDS",
     "PROVENANCE_ID",
+    "SEED_ID",
     "SITE_FIGURES_ID",
     "AlreadyExists",
     "AnswerFormat",

@@ -92,11 +92,23 @@ class MongoStore:
         self.retention = retention
         self._prune_due = 0.0  # when the log is next pruned of changes past the retention
 
-    async def replace(self, collection: Collection, key: dict[str, Any], doc: Any) -> str:
-        """Write `doc` in place of the document matching `key`, creating it if there is none.
+    async def replace(
+        self,
+        collection: Collection,
+        key: dict[str, Any],
+        doc: Any,
+        *,
+        along: dict[str, dict[str, Any]] | None = None,
+    ) -> str:
+        """Write `doc` in place of the document matching `key`, creating it if there is none:
+        "created", "updated" or "unchanged". The site records `along` (by id) are written
+        right after it (MongoDB without transactions: one after the other)."""
+        outcome = await self._replace_site(collection, key, doc)
+        for ident, record in (along or {}).items():
+            await self._replace_site(collection, {"_id": ident}, record)
+        return outcome
 
-        Returns "created", "updated" or "unchanged".
-        """
+    async def _replace_site(self, collection: Collection, key: dict[str, Any], doc: Any) -> str:
         result = await self.db[collection].replace_one(key, doc, upsert=True)
         if result.upserted_id is None and not result.modified_count:
             return "unchanged"

@@ -157,7 +157,18 @@ class Store(Protocol):
     embedded: bool
     version: DataVersion
 
-    async def replace(self, collection: Collection, key: dict[str, Any], doc: Any) -> str: ...
+    async def replace(
+        self,
+        collection: Collection,
+        key: dict[str, Any],
+        doc: Any,
+        *,
+        along: dict[str, dict[str, Any]] | None = None,
+    ) -> str:
+        """Write a site record in place of the one under `key`: "created", "updated" or
+        "unchanged"; with the site records `along` (by id) written in the same transaction."""
+        ...
+
     async def insert(self, collection: Collection, doc: Any) -> None: ...
     async def insert_many(self, collection: Collection, docs: list[Any]) -> None: ...
     async def replace_at_revision(

@@ -328,19 +328,33 @@ class SqliteStore:
 
     # Writes
 
-    async def replace(self, collection: Collection, key: dict[str, Any], doc: Any) -> str:
-        """Write a site record in place of the one under `key`; "created", "updated" or
-        "unchanged"."""
+    async def replace(
+        self,
+        collection: Collection,
+        key: dict[str, Any],
+        doc: Any,
+        *,
+        along: dict[str, dict[str, Any]] | None = None,
+    ) -> str:
+        """Write a site record in place of the one under `key`: "created", "updated" or
+        "unchanged"; with the site records `along` (by id) in the same transaction."""
         assert collection == "site"
-        ident, blob = key["_id"], _dumps({k: v for k, v in doc.items() if k != "_id"})
+        records = {key["_id"]: doc, **(along or {})}
 
         def write(connection: sqlite3.Connection, drafts: Drafts) -> str:
-            held = connection.execute("SELECT doc FROM site WHERE id = ?", (ident,)).fetchone()
-            if held is not None and held[0] == blob:
-                return "unchanged"
-            connection.execute("INSERT OR REPLACE INTO site (id, doc) VALUES (?, ?)", (ident, blob))
-            drafts.append(document_change("site", held, {"slug": ident}, [SITE]))
-            return "updated" if held is not None else "created"
+            results = []
+            for ident, record in records.items():
+                blob = _dumps({k: v for k, v in record.items() if k != "_id"})
+                held = connection.execute("SELECT doc FROM site WHERE id = ?", (ident,)).fetchone()
+                if held is not None and held[0] == blob:
+                    results.append("unchanged")
+                    continue
+                connection.execute(
+                    "INSERT OR REPLACE INTO site (id, doc) VALUES (?, ?)", (ident, blob)
+                )
+                drafts.append(document_change("site", held, {"slug": ident}, [SITE]))
+                results.append("updated" if held is not None else "created")
+            return results[0]
 
         return await self._write(write)
 

@@ -113,3 +113,26 @@ async def test_a_store_with_data_and_no_marker_is_left_alone(kind: str, tmp_path
     assert await ensure_seeded(opened) is None
     assert await snapshot(opened) == before
     await opened.close()
+
+
+async def test_the_finished_marker_lands_with_the_seeds_last_write(tmp_path: Path) -> None:
+    """On the embedded store, in one transaction: a seed cut at its last write leaves no
+    marker saying it finished."""
+    opened = await empty_store("sqlite", tmp_path / "whole")
+    await seed(opened)
+    *_, last, marker = await opened.changes_after(0, 10_000)
+    assert (last.slug, marker.slug) == ("provenance", "seed")
+    assert last.at == marker.at  # logged by one transaction
+    await opened.close()
+
+    counting = await empty_store("sqlite", tmp_path / "count")
+    counter = CutStore(counting, 10**6)
+    await seed(counter)
+    writes = 10**6 - counter._left  # how many writes a whole seed makes
+    await counting.close()
+
+    cut = await empty_store("sqlite", tmp_path / "cut")
+    with pytest.raises(DiskFull):
+        await seed(CutStore(cut, writes - 1))  # every write but the last
+    assert await cut.seed_state() is SeedState.STARTED
+    await cut.close()
