@@ -16,8 +16,16 @@ from resolvers.contamination import when_test_set_published
 from resolvers.history import changes_by_read, entries_of, read_as_of, results_ever_recorded
 from resolvers.ranking import Board
 from resolvers.reporting import ReportFilter, reported_entries
-from resolvers.tracking import TrackedModels
+from resolvers.tracking import TrackedModels, index_by_key
 from schema.context import Context
+from schema.derived import (
+    DerivedBoard,
+    KeptBoards,
+    derived_board,
+    history_names_of,
+    kept_for,
+    names_of,
+)
 from schema.directives import at_most, page_of, sliced_by
 from schema.enums import (
     AnswerFormat,
@@ -204,6 +212,8 @@ class Benchmark(SlugNode, Revised):
     doc: strawberry.Private[BenchmarkDoc]
     tracked: strawberry.Private[TrackedModels]
     neighbourhood: strawberry.Private[Neighbourhood | None]
+    history_tracked: strawberry.Private[bool]
+    stored: strawberry.Private[bool]
     context: strawberry.Private[Context]
 
     @classmethod
@@ -213,7 +223,14 @@ class Benchmark(SlugNode, Revised):
         tracked: TrackedModels,
         context: Context,
         neighbourhood: Neighbourhood | None = None,
+        *,
+        history_tracked: bool = False,
+        stored: bool = False,
     ) -> Self:
+        """`neighbourhood`, if given, comes with the tracked models its benchmarks name in
+        `tracked`; `history_tracked`: so do the entries of every read in `doc`'s history.
+        `stored`: `doc` was read from the store as it is there (not made by a change), so its
+        derived leaderboard may be kept for other requests."""
         metric, source = doc["metric"], doc["source"]
         return cls(
             slug=doc["slug"],
@@ -245,6 +262,8 @@ class Benchmark(SlugNode, Revised):
             doc=doc,
             tracked=tracked,
             neighbourhood=neighbourhood,
+            history_tracked=history_tracked,
+            stored=stored,
             context=context,
         )
 
@@ -255,20 +274,23 @@ class Benchmark(SlugNode, Revised):
         slugs = list(node_ids)
         docs = await info.context.loaders.benchmark_by_slug.load_many(slugs)
         found = [doc for doc in docs if doc is not None]
-        by_slug = {b.slug: b for b in await benchmarks_from_docs(info.context, found)}
+        by_slug = {b.slug: b for b in await benchmarks_from_docs(info.context, found, stored=True)}
         return [by_slug.get(slug) for slug in slugs]  # type: ignore[misc]
 
     @cached_property
-    def rows(self) -> list[rules.Row]:
-        return rules.leaderboard(
-            self.doc["entries"],
-            higher_is_better=self.doc["metric"]["higher_is_better"],
-            tracked=self.tracked,
-        )
+    def derived(self) -> DerivedBoard:
+        return derived_board(self.doc, self.tracked, self._kept())
 
-    @cached_property
+    def _kept(self) -> KeptBoards | None:
+        return kept_for(self.context.store) if self.stored else None
+
+    @property
+    def rows(self) -> list[rules.Row]:
+        return self.board.rows
+
+    @property
     def board(self) -> Board:
-        return self._board(self.rows)
+        return self.derived.board
 
     def _board(self, rows: list[rules.Row]) -> Board:
         metric = self.doc["metric"]
@@ -293,10 +315,14 @@ class Benchmark(SlugNode, Revised):
         reported_by: ReportedBy = None,
         exclude_self_reported: ExcludeSelfReported = None,
     ) -> list[LeaderboardRow]:
-        return self._rows_on(as_of, first, reported_by, exclude_self_reported, lambda b: b.rows)
+        return self._rows_on(
+            as_of, first, reported_by, exclude_self_reported, lambda b: b.rows, lambda d: d.rows
+        )
 
     @strawberry.field(description="The row that tops the leaderboard, tracked or not.")
     def leader(self, as_of: AsOf = None) -> LeaderboardRow | None:
+        if as_of is None:
+            return self.derived.leader
         return self._on(as_of, lambda board: self._row(board, rules.leader(board.rows)))
 
     @strawberry.field(
@@ -314,7 +340,9 @@ class Benchmark(SlugNode, Revised):
         reported_by: ReportedBy = None,
         exclude_self_reported: ExcludeSelfReported = None,
     ) -> list[LeaderboardRow]:
-        return self._rows_on(as_of, first, reported_by, exclude_self_reported, Board.leaders)
+        return self._rows_on(
+            as_of, first, reported_by, exclude_self_reported, Board.leaders, lambda d: d.leaders
+        )
 
     @strawberry.field(
         directives=[sliced_by("first")],
@@ -332,7 +360,12 @@ class Benchmark(SlugNode, Revised):
         exclude_self_reported: ExcludeSelfReported = None,
     ) -> list[LeaderboardRow]:
         return self._rows_on(
-            as_of, first, reported_by, exclude_self_reported, Board.tracked_leaders
+            as_of,
+            first,
+            reported_by,
+            exclude_self_reported,
+            Board.tracked_leaders,
+            lambda d: d.tracked_leaders,
         )
 
     @strawberry.field(
@@ -372,6 +405,8 @@ class Benchmark(SlugNode, Revised):
         )
     )
     def tracked_leader(self, as_of: AsOf = None) -> LeaderboardRow | None:
+        if as_of is None:
+            return self.derived.tracked_leader
         return self._on(as_of, lambda board: self._row(board, rules.tracked_leader(board.rows)))
 
     @strawberry.field(description="How many rows the leaderboard has (one per model).")
@@ -380,19 +415,19 @@ class Benchmark(SlugNode, Revised):
 
     @strawberry.field(description="How many leaderboard rows are models we track.")
     def tracked_model_count(self) -> int:
-        return rules.tracked_model_count(self.rows)
+        return self.derived.tracked_model_count
 
     @strawberry.field(
         description="Of the tracked models on the leaderboard, the best on the capability index."
     )
     def strongest_model_tested(self) -> Model | None:
-        return Model.from_optional_doc(rules.strongest_model_tested(self.rows))
+        return self.derived.strongest_model_tested
 
     @strawberry.field(
         description="Of the tracked models on the leaderboard, the newest by release month."
     )
     def last_model_added(self) -> Model | None:
-        return Model.from_optional_doc(rules.last_model_added(self.rows))
+        return self.derived.last_model_added
 
     @strawberry.field(
         directives=[sliced_by("last")],
@@ -403,15 +438,23 @@ class Benchmark(SlugNode, Revised):
             "The newest `last` points (100 unless asked otherwise), still oldest first."
         ),
     )
-    async def scores_over_time(
-        self, info: strawberry.Info[Context], last: SliceArgument = DEFAULT_SCORE_POINTS
-    ) -> list[ScorePoint]:
+    def scores_over_time(self, last: SliceArgument = DEFAULT_SCORE_POINTS) -> list[ScorePoint]:
         count = slice_size("last", last)
-        history = await self._history()
-        tracked = await self._tracked_in(history)
-        results = results_ever_recorded(history, tracked)
-        points = rules.scores_over_time(results, tracked=tracked)
-        return [ScorePoint.from_point(point) for point in points[len(points) - count :]]
+
+        def newest(history: list[ReadDoc], tracked: TrackedModels) -> list[ScorePoint]:
+            results = results_ever_recorded(history, tracked)
+            points = rules.scores_over_time(results, tracked=tracked)
+            return [ScorePoint.from_point(point) for point in points[len(points) - count :]]
+
+        if self.history_tracked:
+            return newest(self.doc["history"], self.tracked)
+
+        async def once_loaded() -> list[ScorePoint]:
+            history = await self._history()
+            return newest(history, await self._tracked_in(history))
+
+        awaited: Any = once_loaded()
+        return awaited  # type: ignore[no-any-return]
 
     @strawberry.field(
         directives=[page_of()],
@@ -449,9 +492,12 @@ class Benchmark(SlugNode, Revised):
         )
 
     @strawberry.field(description="The parent record this benchmark is a track of, if any.")
-    async def parent(self, info: strawberry.Info[Context]) -> "Benchmark | None":
-        found = family_rules.family(self.doc, (await self._neighbourhood(info)).family).parent
-        return None if found is None else (await benchmarks_from_docs(info.context, [found]))[0]
+    def parent(self, info: strawberry.Info[Context]) -> "Benchmark | None":
+        def parent_in(around: Neighbourhood) -> Benchmark | None:
+            found = family_rules.family(self.doc, around.family).parent
+            return None if found is None else self._member(found)
+
+        return self._around(info, parent_in)
 
     @strawberry.field(
         directives=[at_most(MAX_TRACKS)],
@@ -461,15 +507,25 @@ class Benchmark(SlugNode, Revised):
             "benchmark without tracks or parent."
         ),
     )
-    async def tracks(self, info: strawberry.Info[Context]) -> list["Benchmark"]:
-        found = family_rules.family(self.doc, (await self._neighbourhood(info)).family).tracks
-        return await benchmarks_from_docs(info.context, found)
+    def tracks(self, info: strawberry.Info[Context]) -> list["Benchmark"]:
+        return self._around(
+            info,
+            lambda around: [
+                self._member(doc) for doc in family_rules.family(self.doc, around.family).tracks
+            ],
+        )
 
     @strawberry.field(description="The category it belongs to.")
-    async def category(self, info: strawberry.Info[Context]) -> Category:
-        count = (await self._neighbourhood(info)).category_count
+    def category(self, info: strawberry.Info[Context]) -> Category:
         category = self.doc["category"]
-        return Category(slug=category["slug"], name=category["name"], benchmark_count=count)
+        return self._around(
+            info,
+            lambda around: Category(
+                slug=category["slug"],
+                name=category["name"],
+                benchmark_count=around.category_count,
+            ),
+        )
 
     @strawberry.field(
         directives=[page_of()],
@@ -478,22 +534,28 @@ class Benchmark(SlugNode, Revised):
             "parent and tracks). Order: in use first, then editorial prominence, then name."
         ),
     )
-    async def siblings(
+    def siblings(
         self, info: strawberry.Info[Context], first: int = 20, after: str | None = None
     ) -> Connection["Benchmark"]:
         at = page(first, after)
-        around = await self._neighbourhood(info)
-        held = around.request.siblings_limit
-        if at.offset + at.size <= held or around.sibling_count <= held:
-            found = at.of(around.siblings)  # among the siblings that came with the benchmark
-        else:
-            wanted = replace(around.request, siblings_offset=at.offset, siblings_limit=at.size)
-            found = (await info.context.loaders.neighbourhood.load(wanted)).siblings
-        return connection(
-            await benchmarks_from_docs(info.context, found),
-            at=at,
-            total_count=around.sibling_count,
-        )
+
+        def siblings_in(around: Neighbourhood) -> Connection[Benchmark]:
+            held = around.request.siblings_limit
+            if at.offset + at.size <= held or around.sibling_count <= held:
+                # Among the siblings that came with the benchmark, their models known.
+                found = [self._member(doc) for doc in at.of(around.siblings)]
+                return connection(found, at=at, total_count=around.sibling_count)
+
+            async def further() -> Connection[Benchmark]:
+                wanted = replace(around.request, siblings_offset=at.offset, siblings_limit=at.size)
+                docs = (await info.context.loaders.neighbourhood.load(wanted)).siblings
+                found = await benchmarks_from_docs(info.context, docs, stored=True)
+                return connection(found, at=at, total_count=around.sibling_count)
+
+            awaited: Any = further()
+            return awaited  # type: ignore[no-any-return]
+
+        return self._around(info, siblings_in)
 
     def _rows_on(
         self,
@@ -502,12 +564,16 @@ class Benchmark(SlugNode, Revised):
         reported_by: list[SourceKind] | None,
         exclude_self_reported: bool | None,
         pick: Callable[[Board], list[rules.Row]],
+        kept: Callable[[DerivedBoard], list[LeaderboardRow]],
     ) -> list[LeaderboardRow]:
         """The first `first` rows `pick` takes from the leaderboard (now or as of a date), of
         the entries the report filter lets through: what `leaderboard`, `leaders` and
-        `trackedLeaders` answer."""
+        `trackedLeaders` answer. The whole leaderboard now is the derived one, kept: `kept`
+        takes the same rows from it."""
         size = slice_size("first", first)
         only = _report_filter(reported_by, exclude_self_reported)
+        if as_of is None and only.everything:
+            return kept(self.derived)[:size]
         return self._on(
             as_of,
             lambda board: [LeaderboardRow.from_row(r, board, self.doc) for r in pick(board)[:size]],
@@ -566,21 +632,70 @@ class Benchmark(SlugNode, Revised):
             return [] if whole is None else whole.get("history", [])
         return self.doc["history"]
 
+    def _around(self, info: strawberry.Info[Context], answer: Callable[[Neighbourhood], T]) -> T:
+        """`answer` from the benchmarks around this one: at once if they came with it (a page),
+        else once they are loaded (a coroutine, which GraphQL awaits)."""
+        if self.neighbourhood is not None:
+            return answer(self.neighbourhood)
+
+        async def once_loaded() -> T:
+            return answer(await self._neighbourhood(info))
+
+        awaited: Any = once_loaded()
+        return awaited  # type: ignore[no-any-return]
+
+    def _member(self, doc: BenchmarkDoc) -> "Benchmark":
+        """A benchmark of the neighbourhood, whose tracked models this one's `tracked` holds."""
+        return Benchmark.from_doc(doc, self.tracked, self.context, stored=True)
+
     async def _neighbourhood(self, info: strawberry.Info[Context]) -> Neighbourhood:
+        """The neighbourhood, read now, with the tracked models its benchmarks name."""
         if self.neighbourhood is None:
             request = NeighbourhoodRequest(
                 family=family_rules.family_root(self.doc),
                 category=self.doc["category"]["slug"],
                 siblings_limit=SIBLINGS_WITH_A_BENCHMARK,
             )
-            self.neighbourhood = await info.context.loaders.neighbourhood.load(request)
+            around = await info.context.loaders.neighbourhood.load(request)
+            members = [entry for doc in _members(around) for entry in doc["entries"]]
+            self.tracked = await info.context.loaders.tracked_models_of_entries(
+                members, self.tracked
+            )
+            self.neighbourhood = around
         return self.neighbourhood
 
 
-async def benchmarks_from_docs(context: Context, docs: list[BenchmarkDoc]) -> list[Benchmark]:
-    """Benchmark objects for these documents, their tracked models loaded in one batch."""
+async def benchmark_page(context: Context, slug: str) -> Benchmark | None:
+    """A benchmark with what its page shows around it, read in one go: its neighbourhood, and
+    the tracked models named by its rows, its history and its neighbours' rows (one load).
+    Its family, first siblings and scores over time then resolve without waiting."""
+    found = await context.store.benchmark_with_neighbourhood(slug, SIBLINGS_WITH_A_BENCHMARK)
+    if found is None:
+        return None
+    doc, around = found
+    kept = kept_for(context.store)
+    names = {*names_of(doc, kept), *history_names_of(doc, kept)}
+    names.update(name for member in _members(around) for name in names_of(member, kept))
+    # One store call for them all, past the per-key loader: its futures cost more than the
+    # read (some 600 names on a synthetic page).
+    tracked = index_by_key(await context.store.models_by_keys(list(names)))
+    history_tracked = "history" in doc
+    return Benchmark.from_doc(
+        doc, tracked, context, around, history_tracked=history_tracked, stored=True
+    )
+
+
+def _members(around: Neighbourhood) -> list[BenchmarkDoc]:
+    return [*around.family, *around.siblings]
+
+
+async def benchmarks_from_docs(
+    context: Context, docs: list[BenchmarkDoc], *, stored: bool = False
+) -> list[Benchmark]:
+    """Benchmark objects for these documents, their tracked models loaded in one batch;
+    `stored`: read from the store as they are there (see `Benchmark.from_doc`)."""
     tracked = await context.loaders.tracked_models(docs)
-    return [Benchmark.from_doc(doc, tracked, context) for doc in docs]
+    return [Benchmark.from_doc(doc, tracked, context, stored=stored) for doc in docs]
 
 
 def _report_filter(

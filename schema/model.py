@@ -151,7 +151,7 @@ class Model(SlugNode, Revised):
         from schema.benchmark import benchmarks_from_docs
 
         results = []
-        for benchmark in await benchmarks_from_docs(info.context, docs):
+        for benchmark in await benchmarks_from_docs(info.context, docs, stored=True):
             found = rules.standing(benchmark.rows, self.slug)
             if found is not None:
                 results.append(

@@ -6,12 +6,7 @@ from strawberry import relay
 from api_errors import ApiError, shown
 from editing import MAX_CATEGORIES
 from resolvers.catalog import BenchmarkOrder, sort_models
-from schema.benchmark import (
-    SIBLINGS_WITH_A_BENCHMARK,
-    Benchmark,
-    Category,
-    benchmarks_from_docs,
-)
+from schema.benchmark import Benchmark, Category, benchmark_page, benchmarks_from_docs
 from schema.changes import Change, ChangeConnection, ChangeFilterInput, change_feed
 from schema.context import Context
 from schema.directives import at_most, page_of
@@ -76,17 +71,7 @@ class Query(WebhookQueries):
 
     @strawberry.field(description="A benchmark by its slug; null if there is none.")
     async def benchmark(self, info: strawberry.Info[Context], slug: str) -> Benchmark | None:
-        context = info.context
-        found = await context.store.benchmark_with_neighbourhood(slug, SIBLINGS_WITH_A_BENCHMARK)
-        if found is None:
-            return None
-        doc, neighbourhood = found
-        # One load of tracked models for everything the page can show: its own rows and
-        # those of its parent, tracks and first siblings, which come with it.
-        tracked = await context.loaders.tracked_models(
-            [doc, *neighbourhood.family, *neighbourhood.siblings]
-        )
-        return Benchmark.from_doc(doc, tracked, context, neighbourhood)
+        return await benchmark_page(info.context, slug)
 
     @strawberry.field(
         directives=[page_of()], description="Benchmarks, filtered and ordered, a page at a time."
@@ -107,7 +92,7 @@ class Query(WebhookQueries):
         docs, total = await info.context.store.benchmark_page(where, order, key, size + 1)
         shown = docs[:size]
         return cursor_connection(
-            await benchmarks_from_docs(info.context, shown),
+            await benchmarks_from_docs(info.context, shown, stored=True),
             [encode_key_cursor(order, order_key(doc, order)) for doc in shown],
             has_next_page=len(docs) > size,
             has_previous_page=after is not None,

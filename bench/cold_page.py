@@ -1,0 +1,225 @@
+"""What a cold page costs against graphql-core's own floor, in one process and one run.
+
+A cold page is the site's page query (contract/benchmark-page.graphql) executed anew: answer
+reuse off (ALMANAC_RESPONSE_CACHE_BYTES=0), so every request runs the schema and reads the
+store. Measured side by side, in interleaved rounds (each round runs every kind in turn):
+- (a) app: POSTed through the whole app (httpx's ASGITransport: no sockets);
+- (b) schema: Strawberry's `schema.execute` with a fresh context (the app's document memory,
+  so parsing is skipped as in the app): (a) minus HTTP;
+- (c) floor: graphql-core executing the same parsed document, against a schema built from
+  schema.graphql, with its default resolvers over (a)'s JSON answer as plain dicts: what
+  GraphQL execution itself costs for this page, with no data to find.
+On the bundled data and on a SYNTHETIC 1,000-benchmark almanac (bench/synthetic.py).
+Bar (issue 19): (a) ≤ 2x (c).
+
+    .venv/bin/python bench/cold_page.py [--rounds 40] [--per-round 5] [--sizes 0 1000]
+    .venv/bin/python bench/cold_page.py --profile app   # cProfile of (a), top functions
+
+Size 0 is the bundled data. `--first-view` also measures (a) on each benchmark of the big
+category in turn, so that no derived leaderboard kept from an earlier request helps.
+"""
+
+import argparse
+import asyncio
+import cProfile
+import json
+import pstats
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import graphql
+import httpx
+
+from bench.run import CONTRACT, ROOT
+from bench.run import SLUG as BUNDLED_SLUG
+from bench.scale import PAGE_SLUG as SYNTHETIC_SLUG
+from bench.scale import timed_import
+from bench.synthetic import BIG_CATEGORY_SIZE, synthetic_almanac
+from editing.importer import seed
+from schema import new_context, schema
+from server.app import create_app
+from server.settings import Settings
+from store import Store
+from store.client import connect, prepare
+
+SDL = ROOT / "schema.graphql"
+KINDS = ("app", "schema", "floor")
+
+
+class Page:
+    """The three ways of answering one benchmark's page, over one store."""
+
+    def __init__(self, store: Store, data_dir: Path, slug: str) -> None:
+        settings = Settings(
+            data_dir=data_dir,
+            response_cache_bytes=0,
+            anonymous_bucket_capacity=1_000_000_000,
+            anonymous_restore_rate=1_000_000_000,
+            log_level="warning",
+        )
+        self.app = create_app(settings, store)
+        self.store = store
+        self.text = CONTRACT.read_text(encoding="utf-8")
+        self.slug = slug
+        transport = httpx.ASGITransport(app=self.app, client=("127.0.0.1", 50000))
+        self.http = httpx.AsyncClient(transport=transport, base_url="http://almanac.test")
+        self.floor_schema = graphql.build_schema(SDL.read_text(encoding="utf-8"))
+        self.document = graphql.parse(self.text)
+        self.answer: dict[str, Any] = {}
+
+    async def start(self) -> None:
+        """One request of each kind, checked: all three give the same answer."""
+        self.answer = await self.through_app(self.slug)
+        through_schema = await self.through_schema()
+        floor = self.floor()
+        assert through_schema == self.answer, "the schema and the app answer differently"
+        assert floor == self.answer, "graphql-core's floor answers differently"
+
+    async def through_app(self, slug: str) -> dict[str, Any]:
+        body = {"query": self.text, "variables": {"slug": slug}}
+        response = await self.http.post("/graphql", json=body)
+        answer = response.json()
+        if response.status_code != 200 or "errors" in answer:
+            raise RuntimeError(f"the page of {slug} failed: {response.text[:300]}")
+        data: dict[str, Any] = answer["data"]
+        return data
+
+    async def through_schema(self) -> dict[str, Any]:
+        context = new_context(self.store)
+        context.services = self.app.state.services.graphql  # its document memory
+        result = await schema.execute(
+            self.text, variable_values={"slug": self.slug}, context_value=context
+        )
+        if result.errors or result.data is None:
+            raise RuntimeError(f"the schema failed: {result.errors}")
+        # What the app sends is JSON: the same types as (a)'s answer.
+        data: dict[str, Any] = json.loads(json.dumps(result.data))
+        return data
+
+    def floor(self) -> dict[str, Any]:
+        result = graphql.execute(
+            self.floor_schema,
+            self.document,
+            root_value=self.answer,
+            variable_values={"slug": self.slug},
+        )
+        assert not isinstance(result, Awaitable)  # default resolvers: all synchronous
+        if result.errors or result.data is None:
+            raise RuntimeError(f"graphql-core failed: {result.errors}")
+        return result.data
+
+    def runner(self, kind: str) -> Callable[[], Awaitable[object]]:
+        async def floor() -> object:
+            return self.floor()
+
+        return {
+            "app": lambda: self.through_app(self.slug),
+            "schema": self.through_schema,
+            "floor": floor,
+        }[kind]
+
+    async def close(self) -> None:
+        await self.http.aclose()
+        await self.app.state.services.budgets.close()
+
+
+async def measure(page: Page, rounds: int, per_round: int) -> dict[str, float]:
+    """Median ms per request of each kind, over interleaved rounds (the order turning)."""
+    timings: dict[str, list[float]] = {kind: [] for kind in KINDS}
+    for round_ in range(rounds):
+        order = KINDS[round_ % 3 :] + KINDS[: round_ % 3]
+        for kind in order:
+            run = page.runner(kind)
+            for _ in range(per_round):
+                began = time.perf_counter()
+                await run()
+                timings[kind].append((time.perf_counter() - began) * 1000)
+    return {kind: statistics.median(times) for kind, times in timings.items()}
+
+
+async def first_views(page: Page, slugs: list[str]) -> float:
+    """Median ms of (a) on each of `slugs` once: pages no earlier request has shown."""
+    times = []
+    for slug in slugs:
+        began = time.perf_counter()
+        await page.through_app(slug)
+        times.append((time.perf_counter() - began) * 1000)
+    return statistics.median(times)
+
+
+async def profile(page: Page, kind: str, requests: int) -> None:
+    run = page.runner(kind)
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(requests):
+        await run()
+    profiler.disable()
+    stats = pstats.Stats(profiler, stream=sys.stdout)
+    stats.sort_stats("tottime").print_stats(30)
+    stats.sort_stats("cumulative").print_stats(40)
+
+
+async def open_store(size: int, scratch: Path) -> tuple[Store, Path, str]:
+    data_dir = scratch / f"data-{size}"
+    if size == 0:
+        store = connect(None, "almanac", data_dir)
+        await prepare(store)
+        await seed(store)
+        return store, data_dir, BUNDLED_SLUG
+    file = scratch / f"synthetic-{size}.json"
+    file.write_text(json.dumps(synthetic_almanac(size)))
+    print(f"importing {size} synthetic benchmarks ...", file=sys.stderr, flush=True)
+    timed_import(file, data_dir)
+    store = connect(None, "almanac", data_dir)
+    await prepare(store)
+    return store, data_dir, SYNTHETIC_SLUG
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=40)
+    parser.add_argument("--per-round", type=int, default=5)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[0, 1000])
+    parser.add_argument("--first-view", action="store_true")
+    parser.add_argument("--profile", choices=KINDS)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="almanac-cold-page-") as scratch:
+        print(f"{'':18}{'app ms':>9}{'schema ms':>11}{'floor ms':>10}{'app/floor':>11}"
+              f"{'schema/floor':>14}")
+        for size in args.sizes:
+            store, data_dir, slug = await open_store(size, Path(scratch))
+            page = Page(store, data_dir, slug)
+            try:
+                await page.start()
+                await measure(page, 2, args.per_round)  # warm-up: imports, caches, JIT-free
+                if args.profile:
+                    await profile(page, args.profile, args.rounds * args.per_round)
+                    continue
+                found = await measure(page, args.rounds, args.per_round)
+                name = "bundled" if size == 0 else f"synthetic {size}"
+                print(
+                    f"{name:18}{found['app']:>9.2f}{found['schema']:>11.2f}"
+                    f"{found['floor']:>10.2f}{found['app'] / found['floor']:>11.2f}"
+                    f"{found['schema'] / found['floor']:>14.2f}",
+                    flush=True,
+                )
+                if args.first_view and size:
+                    slugs = [f"synthetic-benchmark-{i}" for i in range(2, BIG_CATEGORY_SIZE)]
+                    print(f"{'  first views':18}{await first_views(page, slugs):>9.2f}")
+            finally:
+                await page.close()
+                await store.close()
+    print(
+        "\nms: median per request. app: through HTTP (ASGI); schema: schema.execute, fresh "
+        "context; floor: graphql-core's default resolvers over the answer as plain dicts. "
+        "Bar (issue 19): app/floor <= 2."
+    )
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,174 @@
+"""Each benchmark's derived leaderboard (best row per model, ranks, leaders, counts), computed
+once per version of what it reads and kept in a bounded per-process cache, not per request.
+
+A leaderboard is read off a benchmark's entries and the tracked models they name. So it is kept
+under the benchmark's version (slug, revision, time and author of its last change) and the
+version of each tracked model its entries name, in the order of their names (None for a name
+that names none). A change to the benchmark, or to any model its entries name (a rename, an
+alias added or dropped, a model added under one of the names), makes a new key; what the old
+one held ages out, least recently used first.
+
+A revision names one content only within one store, and only once written: so what is kept is
+kept per store (a test's or a CLI's store is not the server's), and only for documents read
+from it. A document a change made (a mutation's answer; a dry run's is never written, and the
+write that does take its revision may be another) is computed afresh.
+"""
+
+from collections.abc import Hashable
+from dataclasses import dataclass
+from functools import cached_property
+from typing import cast
+from weakref import WeakKeyDictionary
+
+from request_limits import BoundedCache
+from resolvers import leaderboard as rules
+from resolvers.history import entries_of
+from resolvers.ranking import Board
+from resolvers.tracking import TrackedModels, model_key
+from schema.leaderboard import LeaderboardRow
+from schema.model import Model
+from store import BenchmarkDoc, EntryDoc, ModelDoc, Store
+
+# Measured with tracemalloc (tests/schema/test_derived.py prints it): a synthetic 100-row board
+# with every figure asked for holds some 190 kB, about 1.9 kB a row.
+ROW_BYTES = 2_000
+BOARD_BYTES = 4_000
+NAMES_BYTES_PER_NAME = 100
+KEPT_BOARD_BYTES = 48 * 1024 * 1024
+KEPT_NAMES_BYTES = 8 * 1024 * 1024
+
+Version = tuple[str, int, Hashable, str]
+
+
+def identity(doc: BenchmarkDoc | ModelDoc) -> Version:
+    """What tells one written version of a document from the others in its store: slug,
+    revision, and when and by whom it was last changed."""
+    return doc["slug"], doc["revision"], doc["updated_at"], doc["updated_by"]
+
+
+@dataclass(frozen=True, eq=False)
+class DerivedBoard:
+    """A benchmark's leaderboard with its figures, each computed when first asked for and then
+    kept with it. Every request showing this version of the benchmark shares it: nothing here
+    depends on the request."""
+
+    board: Board
+    benchmark: BenchmarkDoc  # without its history: the rows need no more
+
+    @cached_property
+    def rows(self) -> list[LeaderboardRow]:
+        return [LeaderboardRow.from_row(row, self.board, self.benchmark) for row in self.board.rows]
+
+    def row_of(self, row: rules.Row) -> LeaderboardRow:
+        return self.rows[row.rank - 1]  # ranks are 1-based positions
+
+    @cached_property
+    def leader(self) -> LeaderboardRow | None:
+        found = rules.leader(self.board.rows)
+        return None if found is None else self.row_of(found)
+
+    @cached_property
+    def tracked_leader(self) -> LeaderboardRow | None:
+        found = rules.tracked_leader(self.board.rows)
+        return None if found is None else self.row_of(found)
+
+    @cached_property
+    def leaders(self) -> list[LeaderboardRow]:
+        return [self.row_of(row) for row in self.board.leaders()]
+
+    @cached_property
+    def tracked_leaders(self) -> list[LeaderboardRow]:
+        return [self.row_of(row) for row in self.board.tracked_leaders()]
+
+    @cached_property
+    def tracked_model_count(self) -> int:
+        return rules.tracked_model_count(self.board.rows)
+
+    @cached_property
+    def strongest_model_tested(self) -> Model | None:
+        return Model.from_optional_doc(rules.strongest_model_tested(self.board.rows))
+
+    @cached_property
+    def last_model_added(self) -> Model | None:
+        return Model.from_optional_doc(rules.last_model_added(self.board.rows))
+
+
+def _board_size(derived: DerivedBoard) -> int:
+    return BOARD_BYTES + ROW_BYTES * len(derived.board.rows)
+
+
+def _names_size(names: tuple[str, ...]) -> int:
+    return NAMES_BYTES_PER_NAME * (1 + len(names))
+
+
+class KeptBoards:
+    """What one store's documents derive to, kept in memory bounded by its bytes."""
+
+    def __init__(self) -> None:
+        self.boards: BoundedCache[Hashable, DerivedBoard] = BoundedCache(
+            KEPT_BOARD_BYTES, _board_size
+        )
+        self.names: BoundedCache[Hashable, tuple[str, ...]] = BoundedCache(
+            KEPT_NAMES_BYTES, _names_size
+        )
+
+
+_kept: "WeakKeyDictionary[Store, KeptBoards]" = WeakKeyDictionary()
+
+
+def kept_for(store: Store) -> KeptBoards:
+    """What is kept for the documents of `store` (gone with it)."""
+    found = _kept.get(store)
+    if found is None:
+        found = _kept[store] = KeptBoards()
+    return found
+
+
+def names_of(doc: BenchmarkDoc, kept: KeptBoards | None) -> tuple[str, ...]:
+    """The lookup keys of the model names its entries list, each once, in order (kept per
+    version of the benchmark, if `kept`)."""
+    return _names(doc["entries"], kept, ("entries", *identity(doc)))
+
+
+def history_names_of(doc: BenchmarkDoc, kept: KeptBoards | None) -> tuple[str, ...]:
+    """The same for every read of its history."""
+    return _names(entries_of(doc.get("history", [])), kept, ("history", *identity(doc)))
+
+
+def _names(entries: list[EntryDoc], kept: KeptBoards | None, key: Hashable) -> tuple[str, ...]:
+    names = None if kept is None else kept.names.get(key)
+    if names is None:
+        names = tuple(dict.fromkeys(model_key(entry["model_name"]) for entry in entries))
+        if kept is not None:
+            kept.names.put(key, names)
+    return names
+
+
+def derived_board(
+    doc: BenchmarkDoc, tracked: TrackedModels, kept: KeptBoards | None
+) -> DerivedBoard:
+    """The benchmark's derived leaderboard, with `tracked` holding (at least) the tracked
+    models its entries name: kept (if `kept`, for a document read from its store), or computed
+    now."""
+    if kept is None:
+        return _derived(doc, tracked)
+    named = tuple(_version_or_none(tracked.get(name)) for name in names_of(doc, kept))
+    key = (identity(doc), named)
+    found = kept.boards.get(key)
+    if found is None:
+        found = _derived(doc, tracked)
+        kept.boards.put(key, found)
+    return found
+
+
+def _derived(doc: BenchmarkDoc, tracked: TrackedModels) -> DerivedBoard:
+    metric = doc["metric"]
+    higher_is_better = metric["higher_is_better"]
+    rows = rules.leaderboard(doc["entries"], higher_is_better=higher_is_better, tracked=tracked)
+    board = Board(rows, unit=metric["unit"], higher_is_better=higher_is_better)
+    held = cast(BenchmarkDoc, {name: value for name, value in doc.items() if name != "history"})
+    return DerivedBoard(board, held)
+
+
+def _version_or_none(model: ModelDoc | None) -> Version | None:
+    return None if model is None else identity(model)
