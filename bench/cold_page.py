@@ -14,6 +14,7 @@ Bar (issue 19): (a) ≤ 2x (c).
 
     .venv/bin/python bench/cold_page.py [--rounds 40] [--per-round 5] [--sizes 0 1000]
     .venv/bin/python bench/cold_page.py --profile app   # cProfile of (a), top functions
+    .venv/bin/python bench/cold_page.py --store-inline  # also (a), the store's reads inline
 
 Size 0 is the bundled data. `--first-view` also measures (a) on each benchmark of the big
 category in turn, so that no derived leaderboard kept from an earlier request helps.
@@ -21,16 +22,18 @@ category in turn, so that no derived leaderboard kept from an earlier request he
 
 import argparse
 import asyncio
+import contextlib
 import cProfile
 import json
 import pstats
+import sqlite3
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import graphql
 import httpx
@@ -46,9 +49,12 @@ from server.app import create_app
 from server.settings import Settings
 from store import Store
 from store.client import connect, prepare
+from store.sqlite import SqliteStore
 
+T = TypeVar("T")
 SDL = ROOT / "schema.graphql"
 KINDS = ("app", "schema", "floor")
+INLINE = "inline"  # (a) with the store's reads run on the event loop, not its thread
 
 
 class Page:
@@ -117,10 +123,15 @@ class Page:
         async def floor() -> object:
             return self.floor()
 
+        async def inline() -> object:
+            with store_reads_inline():
+                return await self.through_app(self.slug)
+
         return {
             "app": lambda: self.through_app(self.slug),
             "schema": self.through_schema,
             "floor": floor,
+            INLINE: inline,
         }[kind]
 
     async def close(self) -> None:
@@ -128,11 +139,39 @@ class Page:
         await self.app.state.services.budgets.close()
 
 
-async def measure(page: Page, rounds: int, per_round: int) -> dict[str, float]:
+@contextlib.contextmanager
+def store_reads_inline() -> Iterator[None]:
+    """The embedded store's calls run on the calling thread, not handed to the store's own
+    thread (what `SqliteStore._run` does) and back: what that hand-over costs. Safe here only
+    because the bench runs one request at a time, so the store's thread is idle."""
+    thread_run = SqliteStore._run
+
+    async def inline(self: SqliteStore, work: Callable[[sqlite3.Connection], T]) -> T:
+        return work(self._connection)
+
+    SqliteStore._run = inline  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        SqliteStore._run = thread_run  # type: ignore[method-assign]
+
+
+async def store_trip(store: SqliteStore, trips: int = 2000) -> float:
+    """ms for one empty call through the store's thread and back."""
+    began = time.perf_counter()
+    for _ in range(trips):
+        await store._run(lambda connection: None)
+    return (time.perf_counter() - began) * 1000 / trips
+
+
+async def measure(
+    page: Page, rounds: int, per_round: int, kinds: tuple[str, ...] = KINDS
+) -> dict[str, float]:
     """Median ms per request of each kind, over interleaved rounds (the order turning)."""
-    timings: dict[str, list[float]] = {kind: [] for kind in KINDS}
+    timings: dict[str, list[float]] = {kind: [] for kind in kinds}
     for round_ in range(rounds):
-        order = KINDS[round_ % 3 :] + KINDS[: round_ % 3]
+        turn = round_ % len(kinds)
+        order = kinds[turn:] + kinds[:turn]
         for kind in order:
             run = page.runner(kind)
             for _ in range(per_round):
@@ -186,21 +225,29 @@ async def main() -> None:
     parser.add_argument("--per-round", type=int, default=5)
     parser.add_argument("--sizes", type=int, nargs="+", default=[0, 1000])
     parser.add_argument("--first-view", action="store_true")
-    parser.add_argument("--profile", choices=KINDS)
+    parser.add_argument("--profile", choices=[*KINDS, INLINE])
+    parser.add_argument(
+        "--store-inline",
+        action="store_true",
+        help="also (a) with the store's reads run inline on the event loop (measured only)",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="almanac-cold-page-") as scratch:
-        print(f"{'':18}{'app ms':>9}{'schema ms':>11}{'floor ms':>10}{'app/floor':>11}"
-              f"{'schema/floor':>14}")
+        print(
+            f"{'':18}{'app ms':>9}{'schema ms':>11}{'floor ms':>10}{'app/floor':>11}"
+            f"{'schema/floor':>14}"
+        )
         for size in args.sizes:
             store, data_dir, slug = await open_store(size, Path(scratch))
             page = Page(store, data_dir, slug)
             try:
                 await page.start()
-                await measure(page, 2, args.per_round)  # warm-up: imports, caches, JIT-free
+                await measure(page, 2, args.per_round)  # warm-up: imports, first uses
                 if args.profile:
                     await profile(page, args.profile, args.rounds * args.per_round)
                     continue
-                found = await measure(page, args.rounds, args.per_round)
+                kinds = (*KINDS, INLINE) if args.store_inline else KINDS
+                found = await measure(page, args.rounds, args.per_round, kinds)
                 name = "bundled" if size == 0 else f"synthetic {size}"
                 print(
                     f"{name:18}{found['app']:>9.2f}{found['schema']:>11.2f}"
@@ -208,6 +255,13 @@ async def main() -> None:
                     f"{found['schema'] / found['floor']:>14.2f}",
                     flush=True,
                 )
+                if args.store_inline and isinstance(store, SqliteStore):
+                    print(
+                        f"{'  store inline':18}{found[INLINE]:>9.2f}{'':21}"
+                        f"{found[INLINE] / found['floor']:>11.2f}"
+                        f"   (one empty trip to the store's thread: "
+                        f"{await store_trip(store):.3f} ms)"
+                    )
                 if args.first_view and size:
                     slugs = [f"synthetic-benchmark-{i}" for i in range(2, BIG_CATEGORY_SIZE)]
                     print(f"{'  first views':18}{await first_views(page, slugs):>9.2f}")

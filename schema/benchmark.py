@@ -25,6 +25,7 @@ from schema.derived import (
     history_names_of,
     kept_for,
     names_of,
+    scores_over_time,
 )
 from schema.directives import at_most, page_of, sliced_by
 from schema.enums import (
@@ -440,18 +441,16 @@ class Benchmark(SlugNode, Revised):
     )
     def scores_over_time(self, last: SliceArgument = DEFAULT_SCORE_POINTS) -> list[ScorePoint]:
         count = slice_size("last", last)
-
-        def newest(history: list[ReadDoc], tracked: TrackedModels) -> list[ScorePoint]:
-            results = results_ever_recorded(history, tracked)
-            points = rules.scores_over_time(results, tracked=tracked)
-            return [ScorePoint.from_point(point) for point in points[len(points) - count :]]
-
         if self.history_tracked:
-            return newest(self.doc["history"], self.tracked)
+            points = scores_over_time(self.doc, self.tracked, self._kept())
+            return points[len(points) - count :]
 
         async def once_loaded() -> list[ScorePoint]:
             history = await self._history()
-            return newest(history, await self._tracked_in(history))
+            tracked = await self._tracked_in(history)
+            results = results_ever_recorded(history, tracked)
+            points = rules.scores_over_time(results, tracked=tracked)
+            return [ScorePoint.from_point(point) for point in points[len(points) - count :]]
 
         awaited: Any = once_loaded()
         return awaited  # type: ignore[no-any-return]

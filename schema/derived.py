@@ -22,10 +22,10 @@ from weakref import WeakKeyDictionary
 
 from request_limits import BoundedCache
 from resolvers import leaderboard as rules
-from resolvers.history import entries_of
+from resolvers.history import entries_of, results_ever_recorded
 from resolvers.ranking import Board
 from resolvers.tracking import TrackedModels, model_key
-from schema.leaderboard import LeaderboardRow
+from schema.leaderboard import LeaderboardRow, ScorePoint
 from schema.model import Model
 from store import BenchmarkDoc, EntryDoc, ModelDoc, Store
 
@@ -33,6 +33,7 @@ from store import BenchmarkDoc, EntryDoc, ModelDoc, Store
 # with every figure asked for holds some 190 kB, about 1.9 kB a row.
 ROW_BYTES = 2_000
 BOARD_BYTES = 4_000
+POINT_BYTES = 700
 NAMES_BYTES_PER_NAME = 100
 KEPT_BOARD_BYTES = 48 * 1024 * 1024
 KEPT_NAMES_BYTES = 8 * 1024 * 1024
@@ -97,6 +98,10 @@ def _board_size(derived: DerivedBoard) -> int:
     return BOARD_BYTES + ROW_BYTES * len(derived.board.rows)
 
 
+def _points_size(points: list[ScorePoint]) -> int:
+    return BOARD_BYTES + POINT_BYTES * len(points)
+
+
 def _names_size(names: tuple[str, ...]) -> int:
     return NAMES_BYTES_PER_NAME * (1 + len(names))
 
@@ -110,6 +115,9 @@ class KeptBoards:
         )
         self.names: BoundedCache[Hashable, tuple[str, ...]] = BoundedCache(
             KEPT_NAMES_BYTES, _names_size
+        )
+        self.points: BoundedCache[Hashable, list[ScorePoint]] = BoundedCache(
+            KEPT_BOARD_BYTES // 4, _points_size
         )
 
 
@@ -159,6 +167,27 @@ def derived_board(
         found = _derived(doc, tracked)
         kept.boards.put(key, found)
     return found
+
+
+def scores_over_time(
+    doc: BenchmarkDoc, tracked: TrackedModels, kept: KeptBoards | None
+) -> list[ScorePoint]:
+    """Every result its history (in `doc`) records, oldest first, with `tracked` holding the
+    tracked models the history names: kept as `derived_board` keeps a leaderboard."""
+    if kept is None:
+        return _points(doc, tracked)
+    named = tuple(_version_or_none(tracked.get(name)) for name in history_names_of(doc, kept))
+    key = (identity(doc), named)
+    found = kept.points.get(key)
+    if found is None:
+        found = _points(doc, tracked)
+        kept.points.put(key, found)
+    return found
+
+
+def _points(doc: BenchmarkDoc, tracked: TrackedModels) -> list[ScorePoint]:
+    results = results_ever_recorded(doc.get("history", []), tracked)
+    return [ScorePoint.from_point(p) for p in rules.scores_over_time(results, tracked=tracked)]
 
 
 def _derived(doc: BenchmarkDoc, tracked: TrackedModels) -> DerivedBoard:

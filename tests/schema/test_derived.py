@@ -1,0 +1,92 @@
+"""A benchmark's derived leaderboard is computed once per version of what it reads, and kept:
+a page executed anew does not compute it again until the benchmark or a model it names
+changes."""
+
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from resolvers import leaderboard as rules
+from server.settings import Settings
+from tests.conftest import GraphQLClient
+from tests.http.test_contract import CONTRACT, GENERAL
+from tests.http.test_leaderboard_reads import SEEDED
+
+UPDATE = """
+mutation($slug: String!, $input: ModelInput!) {
+  updateModel(slug: $slug, input: $input) { name revision }
+}"""
+RECORD = """
+mutation($slug: String!, $input: LeaderboardReadInput!) {
+  recordLeaderboardRead(benchmark: $slug, input: $input) { benchmark { revision } }
+}"""
+
+
+@pytest.fixture
+def settings() -> Settings:
+    return Settings(response_cache_bytes=0)  # Every page executed anew, none reused.
+
+
+@pytest.fixture
+def computed(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    """How many leaderboards were computed (the rules' own function, counted)."""
+    counted: Counter[str] = Counter()
+    leaderboard = rules.leaderboard
+
+    def counting(entries: Any, **options: Any) -> list[rules.Row]:
+        counted["leaderboards"] += 1
+        return leaderboard(entries, **options)
+
+    monkeypatch.setattr(rules, "leaderboard", counting)
+    return counted
+
+
+async def page(graphql: GraphQLClient) -> dict[str, Any]:
+    data = await graphql.data(CONTRACT.read_text(encoding="utf-8"), slug=GENERAL)
+    benchmark: dict[str, Any] = data["benchmark"]
+    return benchmark
+
+
+async def test_a_page_executed_again_computes_no_leaderboard(
+    admin: GraphQLClient, computed: Counter[str]
+) -> None:
+    first = await page(admin)
+    assert computed.total() > 0  # its own leaderboard, and its shown siblings'
+    computed.clear()
+    assert await page(admin) == first
+    assert computed.total() == 0
+
+
+async def test_a_renamed_model_is_shown_at_once(
+    admin: GraphQLClient, computed: Counter[str]
+) -> None:
+    before = await page(admin)
+    assert before["trackedLeader"]["modelName"] == "Qwen-14B"
+    computed.clear()
+    renamed = await admin.data(UPDATE, slug="qwen-14b", input={"name": "Qwen 14B"})
+    assert renamed["updateModel"] == {"name": "Qwen 14B", "revision": 2}
+    after = await page(admin)
+    # The benchmark did not change; a model its rows name did: computed again, and shown.
+    assert after["trackedLeader"]["modelName"] == "Qwen 14B"
+    names = {row["modelName"] for row in after["leaderboard"]}
+    assert "Qwen 14B" in names
+    assert "Qwen-14B" not in names
+    assert computed.total() > 0
+
+
+async def test_a_new_read_is_shown_at_once(admin: GraphQLClient, computed: Counter[str]) -> None:
+    before = await page(admin)
+    assert (before["trackedLeader"]["modelName"], before["trackedLeader"]["score"]) == (
+        "Qwen-14B",
+        65.5,
+    )
+    rows = [{"modelName": "Qwen-14B-Chat", "setting": "version 20231206", "score": 70.0}]
+    read = {"readOn": "2026-11-20", "entries": rows, "allowRemovals": True}
+    recorded = await admin.data(RECORD, slug=GENERAL, input=read)
+    assert recorded["recordLeaderboardRead"]["benchmark"]["revision"] == SEEDED + 1
+    computed.clear()
+    after = await page(admin)
+    assert after["trackedLeader"]["score"] == 70.0
+    assert after["entryCount"] == 1
+    assert computed.total() > 0
