@@ -1,5 +1,6 @@
-"""Each benchmark's derived leaderboard (best row per model, ranks, leaders, counts), computed
-once per version of what it reads and kept in a bounded per-process cache, not per request.
+"""Each benchmark's derived leaderboard (best row per model, ranks, leaders, counts) and its
+scores over time, computed once per version of what they read and kept in a bounded
+per-process cache, not per request.
 
 A leaderboard is read off a benchmark's entries and the tracked models they name. So it is kept
 under the benchmark's version (slug, revision, time and author of its last change) and the
@@ -29,11 +30,12 @@ from schema.leaderboard import LeaderboardRow, ScorePoint
 from schema.model import Model
 from store import BenchmarkDoc, EntryDoc, ModelDoc, Store
 
-# Measured with tracemalloc (tests/schema/test_derived.py prints it): a synthetic 100-row board
-# with every figure asked for holds some 190 kB, about 1.9 kB a row.
-ROW_BYTES = 2_000
-BOARD_BYTES = 4_000
-POINT_BYTES = 700
+# Measured with tracemalloc on synthetic 100-row boards (bench/synthetic.py), every figure asked
+# for: some 500 bytes of objects a row, plus the entry it keeps from being freed (some 600); a
+# score point some 120, plus the strings it keeps; the document kept with a board, a few kB.
+ROW_BYTES = 1_200
+POINT_BYTES = 250
+BOARD_BYTES = 6_000
 NAMES_BYTES_PER_NAME = 100
 KEPT_BOARD_BYTES = 48 * 1024 * 1024
 KEPT_NAMES_BYTES = 8 * 1024 * 1024
