@@ -164,6 +164,40 @@ async def store_trip(store: SqliteStore, trips: int = 2000) -> float:
     return (time.perf_counter() - began) * 1000 / trips
 
 
+async def store_calls(page: Page, requests: int) -> tuple[float, float, float]:
+    """Per (b) request, through the store's thread: its store calls, the ms they were awaited,
+    and the ms of their work (SQLite and decoding) in the store's thread."""
+    awaited: list[float] = []
+    worked: list[float] = []
+    thread_run = SqliteStore._run
+
+    async def timed(self: SqliteStore, work: Callable[[sqlite3.Connection], T]) -> T:
+        def timed_work(connection: sqlite3.Connection) -> T:
+            began = time.perf_counter()
+            try:
+                return work(connection)
+            finally:
+                worked.append(time.perf_counter() - began)
+
+        began = time.perf_counter()
+        try:
+            return await thread_run(self, timed_work)
+        finally:
+            awaited.append(time.perf_counter() - began)
+
+    SqliteStore._run = timed  # type: ignore[method-assign]
+    try:
+        for _ in range(requests):
+            await page.through_schema()
+    finally:
+        SqliteStore._run = thread_run  # type: ignore[method-assign]
+    return (
+        len(awaited) / requests,
+        sum(awaited) * 1000 / requests,
+        sum(worked) * 1000 / requests,
+    )
+
+
 async def measure(
     page: Page, rounds: int, per_round: int, kinds: tuple[str, ...] = KINDS
 ) -> dict[str, float]:
@@ -259,8 +293,12 @@ async def main() -> None:
                     print(
                         f"{'  store inline':18}{found[INLINE]:>9.2f}{'':21}"
                         f"{found[INLINE] / found['floor']:>11.2f}"
-                        f"   (one empty trip to the store's thread: "
-                        f"{await store_trip(store):.3f} ms)"
+                    )
+                    calls, awaited, worked = await store_calls(page, args.rounds * 2)
+                    print(
+                        f"  store calls per page {calls:.0f}: awaited {awaited:.2f} ms for "
+                        f"{worked:.2f} ms of work in the store's thread; one empty trip "
+                        f"{await store_trip(store):.3f} ms"
                     )
                 if args.first_view and size:
                     slugs = [f"synthetic-benchmark-{i}" for i in range(2, BIG_CATEGORY_SIZE)]
