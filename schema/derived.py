@@ -127,7 +127,11 @@ _kept: "WeakKeyDictionary[Store, KeptBoards]" = WeakKeyDictionary()
 
 
 def kept_for(store: Store) -> KeptBoards:
-    """What is kept for the documents of `store` (gone with it)."""
+    """What is kept for the documents of `store` (gone with it): of the store itself, beneath
+    the views of it a request or the server reads through (each holds it as `inner`: a
+    request's noting what it reads, the server's timing its calls), which live shorter."""
+    while (inner := getattr(store, "inner", None)) is not None:
+        store = inner
     found = _kept.get(store)
     if found is None:
         found = _kept[store] = KeptBoards()

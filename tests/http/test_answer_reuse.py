@@ -209,6 +209,9 @@ async def test_a_write_by_another_process_is_seen_by_the_next_request(
     client: httpx.AsyncClient, store: Store
 ) -> None:
     note = '{ benchmark(slug: "code-interpreter-benchmark-general") { note } }'
+    # Followed from now, before the first answer is kept (the fixture's store reuses answers at
+    # once, `version.known`): a follower starting after the other's write takes it as applied.
+    store.follower.start((await store.change_bounds())[1])  # type: ignore[attr-defined]
     following = asyncio.create_task(store.follow_changes())
     other = another_process(store)
     try:
