@@ -32,6 +32,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -198,21 +199,39 @@ async def store_calls(page: Page, requests: int) -> tuple[float, float, float]:
     )
 
 
+@dataclass(frozen=True)
+class Measured:
+    """Per kind, its median ms in each round."""
+
+    rounds: dict[str, list[float]]
+
+    def ms(self, kind: str) -> float:
+        return statistics.median(self.rounds[kind])
+
+    def ratio(self, kind: str, to: str = "floor") -> float:
+        """The median of the rounds' ratios: each round's two kinds ran within moments of each
+        other, so a machine loaded by something else weighs on both alike."""
+        pairs = zip(self.rounds[kind], self.rounds[to], strict=True)
+        return statistics.median(mine / theirs for mine, theirs in pairs)
+
+
 async def measure(
     page: Page, rounds: int, per_round: int, kinds: tuple[str, ...] = KINDS
-) -> dict[str, float]:
-    """Median ms per request of each kind, over interleaved rounds (the order turning)."""
+) -> Measured:
+    """ms per request of each kind, over interleaved rounds (the order turning)."""
     timings: dict[str, list[float]] = {kind: [] for kind in kinds}
     for round_ in range(rounds):
         turn = round_ % len(kinds)
         order = kinds[turn:] + kinds[:turn]
         for kind in order:
             run = page.runner(kind)
+            times = []
             for _ in range(per_round):
                 began = time.perf_counter()
                 await run()
-                timings[kind].append((time.perf_counter() - began) * 1000)
-    return {kind: statistics.median(times) for kind, times in timings.items()}
+                times.append((time.perf_counter() - began) * 1000)
+            timings[kind].append(statistics.median(times))
+    return Measured(timings)
 
 
 async def first_views(page: Page, slugs: list[str]) -> float:
@@ -284,15 +303,15 @@ async def main() -> None:
                 found = await measure(page, args.rounds, args.per_round, kinds)
                 name = "bundled" if size == 0 else f"synthetic {size}"
                 print(
-                    f"{name:18}{found['app']:>9.2f}{found['schema']:>11.2f}"
-                    f"{found['floor']:>10.2f}{found['app'] / found['floor']:>11.2f}"
-                    f"{found['schema'] / found['floor']:>14.2f}",
+                    f"{name:18}{found.ms('app'):>9.2f}{found.ms('schema'):>11.2f}"
+                    f"{found.ms('floor'):>10.2f}{found.ratio('app'):>11.2f}"
+                    f"{found.ratio('schema'):>14.2f}",
                     flush=True,
                 )
                 if args.store_inline and isinstance(store, SqliteStore):
                     print(
-                        f"{'  store inline':18}{found[INLINE]:>9.2f}{'':21}"
-                        f"{found[INLINE] / found['floor']:>11.2f}"
+                        f"{'  store inline':18}{found.ms(INLINE):>9.2f}{'':21}"
+                        f"{found.ratio(INLINE):>11.2f}   vs app: {found.ratio(INLINE, 'app'):.2f}"
                     )
                     calls, awaited, worked = await store_calls(page, args.rounds * 2)
                     print(
@@ -307,8 +326,9 @@ async def main() -> None:
                 await page.close()
                 await store.close()
     print(
-        "\nms: median per request. app: through HTTP (ASGI); schema: schema.execute, fresh "
-        "context; floor: graphql-core's default resolvers over the answer as plain dicts. "
+        "\nms: median per request (of each round's median). Ratios: the median of each "
+        "round's. app: through HTTP (ASGI); schema: schema.execute, fresh context; floor: "
+        "graphql-core's default resolvers over the answer as plain dicts. "
         "Bar (issue 19): app/floor <= 2."
     )
 
