@@ -8,7 +8,9 @@ change touched.
 """
 
 import gzip
-from collections.abc import Iterable
+from collections.abc import Mapping
+from functools import lru_cache
+from types import MappingProxyType
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -100,8 +102,9 @@ def conditional(request: Request, response: Response) -> Response:
     )
 
 
-def cache_tags(reads: Iterable[str]) -> dict[str, str]:
+@lru_cache(maxsize=4096)  # a kept answer's headers, made once: on its warm path, one lookup
+def cache_tags(reads: frozenset[str]) -> Mapping[str, str]:
     """`Surrogate-Key` (Fastly, Varnish) and `Cache-Tag` (Cloudflare, Akamai): what an answer
     depends on, for a cache in front of the API to purge by (each change's `purgeKeys`)."""
     keys = surrogate_keys(reads)
-    return {"surrogate-key": " ".join(keys), "cache-tag": ",".join(keys)}
+    return MappingProxyType({"surrogate-key": " ".join(keys), "cache-tag": ",".join(keys)})

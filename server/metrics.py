@@ -218,6 +218,11 @@ async def metrics(request: Request) -> Response:
     """`/metrics`: every metric, in Prometheus' text format (of every worker, with several)."""
     request.app.state.request_metrics.fold()
     request.app.state.sampled_gauges.sample()
+    for _ in range(3):
+        try:
+            return Response(generate_latest(registry()), media_type=CONTENT_TYPE_LATEST)
+        except FileNotFoundError:  # an ended worker's gauge file, removed while it was read
+            continue
     return Response(generate_latest(registry()), media_type=CONTENT_TYPE_LATEST)
 
 
