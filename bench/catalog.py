@@ -1,0 +1,76 @@
+"""The catalog against the page, answer reuse off, in one process on the embedded store: a
+SYNTHETIC almanac (bench/synthetic.py: no result is real), interleaved requests of the page
+query (a different benchmark each time), `benchmarks(first: 100)` with each row's leader and
+tracked leader, and the same catalog without leaders. Prints each median and the ratios.
+
+Bars (issue 19): the catalog with leaders <= 1.5x the page, and <= 1.3x without leaders.
+
+    .venv/bin/python bench/catalog.py [--benchmarks 1000] [--rounds 40]
+"""
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+WITH = """{ benchmarks(first: 100) { totalCount nodes { slug name
+  leader { modelName score } trackedLeader { modelName score } } } }"""
+WITHOUT = "{ benchmarks(first: 100) { totalCount nodes { slug name } } }"
+
+
+async def main(benchmarks: int, rounds: int) -> None:
+    os.environ |= {
+        "ALMANAC_DATA_DIR": tempfile.mkdtemp(prefix="almanac-catalog-"),
+        "ALMANAC_RESPONSE_CACHE_BYTES": "0",
+        "ALMANAC_ANONYMOUS_BUCKET_CAPACITY": "1000000000",
+        "ALMANAC_ANONYMOUS_RESTORE_RATE": "1000000000",
+        "ALMANAC_LOG_LEVEL": "warning",
+    }
+    import httpx
+
+    from bench.synthetic import synthetic_almanac
+    from editing import Stamp, import_dataset
+    from server.app import create_app, open_store
+    from server.settings import Settings
+
+    settings = Settings()
+    store = await open_store(settings)
+    await import_dataset(store, synthetic_almanac(benchmarks), Stamp("bench", datetime.now(UTC)))
+    page = (ROOT / "contract" / "benchmark-page.graphql").read_text(encoding="utf-8")
+    took: dict[str, list[float]] = {"page": [], "with leaders": [], "without leaders": []}
+    transport = httpx.ASGITransport(app=create_app(settings, store))
+    async with httpx.AsyncClient(transport=transport, base_url="http://almanac.bench") as client:
+        for i in range(rounds):
+            slug = f"synthetic-benchmark-{i * 7 % (benchmarks - 1) + 1}"
+            for name, body in (
+                ("page", {"query": page, "variables": {"slug": slug}}),
+                ("with leaders", {"query": WITH}),
+                ("without leaders", {"query": WITHOUT}),
+            ):
+                began = time.perf_counter()
+                answer = await client.post("/graphql", json=body)
+                took[name].append(time.perf_counter() - began)
+                assert "errors" not in answer.json(), answer.text[:300]
+    ms = {name: statistics.median(times[5:]) * 1000 for name, times in took.items()}
+    for name, value in ms.items():
+        print(f"{name:16} {value:7.2f} ms")
+    print(
+        f"with leaders / page {ms['with leaders'] / ms['page']:.2f} (bar 1.5); "
+        f"with / without leaders {ms['with leaders'] / ms['without leaders']:.2f} (bar 1.3)"
+    )
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--benchmarks", type=int, default=1000)
+    parser.add_argument("--rounds", type=int, default=40)
+    arguments = parser.parse_args()
+    asyncio.run(main(arguments.benchmarks, arguments.rounds))
