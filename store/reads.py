@@ -99,6 +99,7 @@ class ReadsNoted:
     def __init__(self, inner: Store, read: set[str]) -> None:
         self.inner = inner
         self.read = read
+        self.version = inner.version  # read on every request, answered from memory or not
 
     def __getattr__(self, name: str) -> Any:
         found = getattr(self.inner, name)
