@@ -15,6 +15,7 @@ from inspect import signature
 from typing import Any, cast
 
 from store import subjects as s
+from store.changes import DataVersion
 from store.queries import Neighbourhood, Store
 
 Rule = Callable[[tuple[Any, ...], Any], Iterable[str]]
@@ -99,7 +100,10 @@ class ReadsNoted:
     def __init__(self, inner: Store, read: set[str]) -> None:
         self.inner = inner
         self.read = read
-        self.version = inner.version  # read on every request, answered from memory or not
+
+    @property
+    def version(self) -> DataVersion:  # read on every request: no __getattr__ lookup
+        return self.inner.version
 
     def __getattr__(self, name: str) -> Any:
         found = getattr(self.inner, name)
