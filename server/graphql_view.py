@@ -52,7 +52,7 @@ class RequestAdapter(StarletteRequestAdapter):
 class AlmanacGraphQL(GraphQL[Context, None]):
     request_adapter_class = RequestAdapter
     graphql_transport_ws_handler_class = TransportWSHandler
-    websocket_adapter_class = TextWebSocketAdapter  # type: ignore[assignment]
+    websocket_adapter_class = TextWebSocketAdapter
 
     def __init__(
         self, settings: Settings, services: SharedServices, schema: AlmanacSchema = schema

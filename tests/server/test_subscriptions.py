@@ -6,6 +6,7 @@ another; the bound on open subscriptions per key; a subscriber out of budget clo
 import asyncio
 import contextlib
 import json
+import signal
 import socket
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -16,16 +17,19 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
+import websockets
 from gql import Client, GraphQLRequest
 from gql.transport.exceptions import TransportQueryError
 from gql.transport.websockets import WebsocketsTransport
 from starlette.applications import Starlette
+from websockets import Subprotocol
 
 from schema.changes import encode_change_cursor
+from server import subscriptions
 from server.api_keys import create_key
 from server.settings import Settings
 from store.queries import Store
-from tests.conftest import live_almanac
+from tests.conftest import almanac_process, live_almanac
 from tests.server.test_cli_import import almanac
 from tests.store.test_changes import another_process, changed
 
@@ -303,3 +307,59 @@ def test_a_subscriber_sees_a_read_imported_by_the_cli_in_another_process(
 
     [read] = asyncio.run(watch())
     assert (read["kind"], read["slug"]) == ("READ_RECORDED", GENERAL)
+
+
+async def test_an_idle_websocket_is_pinged(served: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(subscriptions, "HEARTBEAT_SECONDS", 0.05)
+    async with websockets.connect(
+        f"ws://{served}/graphql", subprotocols=[Subprotocol("graphql-transport-ws")]
+    ) as connection:
+        await connection.send(json.dumps({"type": "connection_init", "payload": {}}))
+        acknowledged = json.loads(await asyncio.wait_for(connection.recv(), DEADLINE))
+        assert acknowledged == {"type": "connection_ack"}
+        pinged = json.loads(await asyncio.wait_for(connection.recv(), DEADLINE))
+        assert pinged == {"type": "ping"}
+
+
+async def test_a_bad_key_in_connection_init_closes_the_connection(served: str) -> None:
+    async with websockets.connect(
+        f"ws://{served}/graphql", subprotocols=[Subprotocol("graphql-transport-ws")]
+    ) as connection:
+        init = {"type": "connection_init", "payload": {"Authorization": "Bearer alm_nonsense"}}
+        await connection.send(json.dumps(init))
+        with pytest.raises(websockets.ConnectionClosed) as closed:
+            await asyncio.wait_for(connection.recv(), DEADLINE)
+    assert closed.value.rcvd is not None
+    assert closed.value.rcvd.code == 4403
+
+
+def test_sigterm_completes_open_subscriptions_during_the_drain() -> None:
+    with almanac_process(shutdown_drain_seconds="30") as served:
+        after = httpx.post(f"{served.url}/graphql", json={"query": NEWEST}).json()["data"][
+            "changes"
+        ]["newestCursor"]
+
+        async def watch() -> tuple[dict[str, Any], list[dict[str, Any]]]:
+            request = GraphQLRequest(SUBSCRIBE, variable_values={"after": after})
+            async with websocket(served.url.removeprefix("http://")) as session:
+                stream = session.subscribe(request)
+                recorded = await asyncio.to_thread(
+                    httpx.post,
+                    f"{served.url}/graphql",
+                    json={"query": RECORD, "variables": {"slug": GENERAL, "input": READ}},
+                    headers={"Authorization": f"Bearer {served.key}"},
+                )
+                assert "errors" not in recorded.json(), recorded.text
+                first = await asyncio.wait_for(anext(stream), DEADLINE)  # open, for sure
+                served.process.send_signal(signal.SIGTERM)
+                rest = await asyncio.wait_for(_rest(stream), DEADLINE)
+            return first, rest
+
+        first, rest = asyncio.run(watch())
+        assert first["changes"]["kind"] == "READ_RECORDED"
+        assert rest == []  # completed, without an error, well before the 30 s drain ends
+        assert served.process.poll() is None  # still draining: it was the drain that ended it
+
+
+async def _rest(stream: AsyncIterator[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [result async for result in stream]
