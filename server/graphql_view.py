@@ -154,12 +154,17 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         return unset
 
     def stream_of(
-        self, context: Context, source: AsyncGenerator[Any, None]
+        self,
+        context: Context,
+        source: AsyncGenerator[Any, None],
+        query: str | None,
+        operation_name: str | None,
     ) -> AsyncGenerator[Any, None]:
-        """A stream of results (a subscription's), admitted for its client and ended by the
-        drain (server.subscriptions)."""
+        """A subscription's stream of results, admitted for its client and ended by the drain
+        (server.subscriptions)."""
         client = client_of(context.request, context.identity)
-        return self.subscriptions.stream(client, context.identity is not None, source)
+        keyed = context.identity is not None
+        return self.subscriptions.stream(client, keyed, source, query, operation_name)
 
     async def parse_http_body(
         self, request: AsyncHTTPRequestAdapter
@@ -195,7 +200,10 @@ class AlmanacGraphQL(GraphQL[Context, None]):
                 request, request_adapter, request_data, context, root_value, sub_response
             )
             assert isinstance(source, AsyncGenerator)
-            return cast(SubscriptionExecutionResult, self.stream_of(context, source))
+            stream = self.stream_of(
+                context, source, request_data.query, request_data.operation_name
+            )
+            return cast(SubscriptionExecutionResult, stream)
         meter, exchange = _meter(context), _exchange(request)
         batch = request_data if isinstance(request_data, list) else [request_data]
         batched, method = isinstance(request_data, list), request_adapter.method

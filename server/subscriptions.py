@@ -16,6 +16,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import Any, Protocol, cast
 
 import orjson
+from graphql import GraphQLError, OperationType, get_operation_ast, parse
 from starlette.websockets import WebSocketDisconnect
 from strawberry.asgi import ASGIWebSocketAdapter
 from strawberry.http.exceptions import WebSocketDisconnected
@@ -63,11 +64,24 @@ class Subscriptions:
         self.closing.set()
 
     async def stream(
-        self, client: str, keyed: bool, source: AsyncGenerator[Any, None]
+        self,
+        client: str,
+        keyed: bool,
+        source: AsyncGenerator[Any, None],
+        query: str | None,
+        operation_name: str | None,
     ) -> AsyncGenerator[Any, None]:
-        """`source`'s results, admitted, until it ends or the drain begins."""
+        """`source`'s results (the operation `query` names), admitted, until it ends or the
+        drain begins. Only a subscription is: a query or mutation is sent over HTTP, where it
+        is priced, checked and charged as it runs."""
         async with contextlib.aclosing(source):
             try:
+                if not is_subscription(query, operation_name):
+                    raise ApiError(
+                        "Only subscriptions are sent over WebSockets and SSE: send queries "
+                        "and mutations as HTTP requests to /graphql.",
+                        code=ErrorCode.BAD_REQUEST,
+                    )
                 self.admit(client, keyed=keyed)
             except ApiError as refusal:
                 yield ExecutionResult(data=None, errors=[refusal.as_graphql_error()])
@@ -77,6 +91,19 @@ class Subscriptions:
                     yield shown_to_client(result)
             finally:
                 self.release(client)
+
+
+def is_subscription(query: str | None, operation_name: str | None) -> bool:
+    """Whether `query` runs a subscription (a document that does not parse is let through:
+    Strawberry refuses it, and says why, before anything runs)."""
+    if query is None:
+        return False
+    try:
+        document = parse(query)
+    except GraphQLError:
+        return True
+    operation = get_operation_ast(document, operation_name)
+    return operation is None or operation.operation is OperationType.SUBSCRIPTION
 
 
 def shown_to_client(result: Any) -> Any:
@@ -147,12 +174,19 @@ class TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
 
     async def _send_result_stream(self, operation: Any, result_source: Any) -> None:
         view = cast(StreamingView, self.view)
-        await super()._send_result_stream(operation, view.stream_of(self.context, result_source))
+        stream = view.stream_of(
+            self.context, result_source, operation.query, operation.operation_name
+        )
+        await super()._send_result_stream(operation, stream)
 
 
 class StreamingView(Protocol):
     """What the handler asks of the view (server.graphql_view)."""
 
     def stream_of(
-        self, context: Context, source: AsyncGenerator[Any, None]
+        self,
+        context: Context,
+        source: AsyncGenerator[Any, None],
+        query: str | None,
+        operation_name: str | None,
     ) -> AsyncGenerator[Any, None]: ...

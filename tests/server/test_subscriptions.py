@@ -363,3 +363,28 @@ def test_sigterm_completes_open_subscriptions_during_the_drain() -> None:
 
 async def _rest(stream: AsyncIterator[dict[str, Any]]) -> list[dict[str, Any]]:
     return [result async for result in stream]
+
+
+async def test_a_mutation_over_a_websocket_is_refused_and_not_run(
+    store: Store, served: str
+) -> None:
+    before = await store.change_bounds()
+    request = GraphQLRequest(RECORD, variable_values={"slug": GENERAL, "input": READ})
+    with pytest.raises(TransportQueryError) as refused:
+        async with websocket(served) as session:
+            await asyncio.wait_for(session.execute(request), DEADLINE)
+    assert refused.value.errors is not None
+    [error] = refused.value.errors
+    assert error["extensions"]["code"] == "BAD_REQUEST"
+    assert "send queries and mutations as HTTP requests" in error["message"]
+    assert await store.change_bounds() == before
+
+
+async def test_a_query_over_sse_is_refused(http: httpx.AsyncClient) -> None:
+    body = {"query": "{ benchmarks(first: 1) { nodes { slug } } }"}
+    headers = {"Accept": "text/event-stream"}
+    async with http.stream("POST", "/graphql", json=body, headers=headers) as response:
+        lines = [line async for line in response.aiter_lines()]
+    [data] = [json.loads(line.removeprefix("data: ")) for line in lines if line[6:7] == "{"]
+    assert data["errors"][0]["extensions"]["code"] == "BAD_REQUEST"
+    assert "data" not in data or data["data"] is None
