@@ -116,6 +116,7 @@ def shown_to_client(result: Any) -> Any:
 async def until(closing: asyncio.Event, source: AsyncIterator[Any]) -> AsyncGenerator[Any, None]:
     """`source`'s items until it ends or `closing` is set (waiting for either)."""
     closed = asyncio.ensure_future(closing.wait())
+    following: asyncio.Future[Any] | None = None
     try:
         while not closing.is_set():
             following = asyncio.ensure_future(anext(source))
@@ -132,6 +133,11 @@ async def until(closing: asyncio.Event, source: AsyncIterator[Any]) -> AsyncGene
             yield item
     finally:
         closed.cancel()
+        if following is not None and not following.done():
+            # Cancelled (the client gone): the source is not closed while it still runs.
+            following.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await following
 
 
 class TextWebSocketAdapter(ASGIWebSocketAdapter):

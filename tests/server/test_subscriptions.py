@@ -6,6 +6,7 @@ another; the bound on open subscriptions per key; a subscriber out of budget clo
 import asyncio
 import contextlib
 import json
+import logging
 import signal
 import socket
 import time
@@ -22,11 +23,13 @@ from gql import Client, GraphQLRequest
 from gql.transport.exceptions import TransportQueryError
 from gql.transport.websockets import WebsocketsTransport
 from starlette.applications import Starlette
+from starlette.routing import WebSocketRoute
 from websockets import Subprotocol
 
 from schema.changes import encode_change_cursor
 from server import subscriptions
 from server.api_keys import create_key
+from server.graphql_view import AlmanacGraphQL
 from server.settings import Settings
 from store.queries import Store
 from tests.conftest import almanac_process, live_almanac
@@ -388,3 +391,43 @@ async def test_a_query_over_sse_is_refused(http: httpx.AsyncClient) -> None:
     [data] = [json.loads(line.removeprefix("data: ")) for line in lines if line[6:7] == "{"]
     assert data["errors"][0]["extensions"]["code"] == "BAD_REQUEST"
     assert "data" not in data or data["data"] is None
+
+
+class Kept(logging.Handler):
+    """Keeps the error records logged."""
+
+    def __init__(self, records: list[logging.LogRecord]) -> None:
+        super().__init__(logging.ERROR)
+        self.records = records
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+async def test_an_sse_subscriber_that_leaves_is_let_go_cleanly(
+    app: Starlette, http: httpx.AsyncClient
+) -> None:
+    failures: list[logging.LogRecord] = []
+    handler = Kept(failures)
+    logging.getLogger("uvicorn.error").addHandler(handler)
+    [route] = [route for route in app.routes if isinstance(route, WebSocketRoute)]
+    view = route.endpoint
+    assert isinstance(view, AlmanacGraphQL)
+    try:
+        after = await newest_cursor(http)
+        body = {"query": SUBSCRIBE, "variables": {"after": after}}
+        headers = {"Accept": "text/event-stream"}
+        async with http.stream("POST", "/graphql", json=body, headers=headers) as response:
+            assert response.status_code == 200
+            deadline = time.monotonic() + DEADLINE
+            while not view.subscriptions.open:  # open, and waiting for a change
+                assert time.monotonic() < deadline, "the subscription never opened"
+                await asyncio.sleep(0.05)
+        # The client has left, mid-stream.
+        while view.subscriptions.open:
+            assert time.monotonic() < deadline, "the subscription was never let go"
+            await asyncio.sleep(0.05)
+        assert (await http.get("/healthz")).status_code == 200
+    finally:
+        logging.getLogger("uvicorn.error").removeHandler(handler)
+    assert [record.getMessage() for record in failures] == []
