@@ -16,6 +16,7 @@ from schema.extensions.metering import Metering
 from schema.mutation import Mutation
 from schema.query import Query
 from schema.scalars import SCALARS
+from schema.subscription import Subscription
 
 log = logging.getLogger("almanac.errors")
 
@@ -41,6 +42,7 @@ def almanac_schema(*observers: type[SchemaExtension]) -> AlmanacSchema:
     return AlmanacSchema(
         query=Query,
         mutation=Mutation,
+        subscription=Subscription,
         config=StrawberryConfig(scalar_map=SCALARS),
         # An operation is paid for (or throttled) before it runs and its answer is kept.
         extensions=[*observers, Metering, KeepAnswers, MaskUnexpectedErrors, DocumentChecks],

@@ -262,6 +262,25 @@ class ChangeConnection:
     )
 
 
+async def cursor_place(
+    context: Context, after: str | None, *, default: int
+) -> tuple[int, int, int]:
+    """The sequence number `after` names (`default` if None), and the oldest and newest kept;
+    a cursor of no change of this almanac, or from before the oldest kept, is refused."""
+    oldest, newest = await context.store.change_bounds()
+    sequence = min(default, newest) if after is None else decode_change_cursor(after)
+    if sequence > newest:
+        raise ApiError(f"`after` names no change of this almanac: {shown(after)}.")
+    if after is not None and sequence < oldest - 1:
+        raise ApiError(
+            "`after` is from before the oldest change still kept: the changes since are no "
+            "longer known. Start again from /export.ndjson: its Almanac-Changes-Cursor header "
+            "is the cursor to continue from.",
+            code=ErrorCode.CURSOR_EXPIRED,
+        )
+    return sequence, oldest, newest
+
+
 async def change_feed(
     context: Context,
     first: int,
@@ -275,17 +294,7 @@ async def change_feed(
     size = slice_size(
         "first" if last is None else "last", first if last is None else last, MAX_PAGE_SIZE
     )
-    sequence = 0 if after is None else decode_change_cursor(after)
-    oldest, newest = await context.store.change_bounds()
-    if sequence > newest:
-        raise ApiError(f"`after` names no change of this almanac: {shown(after)}.")
-    if after is not None and sequence < oldest - 1:
-        raise ApiError(
-            "`after` is from before the oldest change still kept: the changes since are no "
-            "longer known. Start again from /export.ndjson: its Almanac-Changes-Cursor header "
-            "is the cursor to continue from.",
-            code=ErrorCode.CURSOR_EXPIRED,
-        )
+    sequence, oldest, newest = await cursor_place(context, after, default=0)
     store_filter = ALL_PUBLIC if where is None else where.to_store_filter()
     if last is None:
         logged = await context.store.changes_after(sequence, size + 1, store_filter)

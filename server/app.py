@@ -19,7 +19,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route, request_response
+from starlette.routing import Route, WebSocketRoute, request_response
 from starlette.types import Receive, Scope, Send
 
 from api_errors import INTERNAL_ERROR_MESSAGE
@@ -65,6 +65,7 @@ from store import Store, connect, prepare
 log = logging.getLogger("almanac")
 
 READY_TIMEOUT_SECONDS = 2.0
+DRAIN_WATCH_SECONDS = 0.25
 # The site's own documents, whose operations the metrics name (in a checkout; see server.metrics).
 CONTRACT = Path(__file__).parents[1] / "contract"
 
@@ -103,6 +104,7 @@ def create_app(
         return opened
 
     drain = Drain(settings.shutdown_drain_seconds)
+    view = graphql_view(settings, services, tracing)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -124,12 +126,15 @@ def create_app(
         if request_log is not None:
             periodic.append(every(FLUSH_SECONDS, request_log.flush))
         writers = [asyncio.create_task(work) for work in periodic]
+        closing = asyncio.create_task(close_when_draining(drain, view))
         # What start-up made (modules, the schema, settings) lives as long as the process: out
         # of the collector's sight, a full collection takes some 15 ms instead of 75.
         gc.collect()
         gc.freeze()
         yield
         remove_drain()
+        closing.cancel()
+        view.subscriptions.close_all()
         if worker is not None and delivering is not None:
             # The delivery in flight ends (within its timeout), then the leases are given back.
             await worker.stop()
@@ -148,7 +153,8 @@ def create_app(
     app = Starlette(
         exception_handlers={HTTPException: refusal, Exception: internal_error},
         routes=[
-            Route("/graphql", graphql_view(settings, services, tracing), methods=["GET", "POST"]),
+            Route("/graphql", view, methods=["GET", "POST"]),
+            WebSocketRoute("/graphql", view),  # subscriptions over graphql-transport-ws
             Route("/", front_door),
             Route("/docs/{name}.md", guide),
             Route("/favicon.ico", favicon),
@@ -193,6 +199,14 @@ def graphql_view(
     if tracing is None:
         return AlmanacGraphQL(settings, services)
     return AlmanacGraphQL(settings, services, almanac_schema(operation_tracing(tracing)))
+
+
+async def close_when_draining(drain: Drain, view: AlmanacGraphQL) -> None:
+    """Subscriptions end, completed, when the drain begins: their clients reconnect (with
+    their last cursor) to a process that stays."""
+    while not drain.started:  # noqa: ASYNC110 (a flag its signal handler sets)
+        await asyncio.sleep(DRAIN_WATCH_SECONDS)
+    view.subscriptions.close_all()
 
 
 async def every(seconds: float, work: Callable[[], None]) -> None:

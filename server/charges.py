@@ -19,7 +19,7 @@ from functools import cache
 from typing import Any
 
 from graphql import DocumentNode, parse
-from starlette.requests import Request
+from starlette.requests import HTTPConnection, Request
 from starlette.responses import Response
 from strawberry.types import ExecutionResult
 
@@ -37,7 +37,7 @@ TYPES = published_types(schema)
 """The schema as its SDL publishes it, directives and all: what prices are computed from."""
 
 
-def client_of(request: Request, identity: Identity | None) -> str:
+def client_of(request: HTTPConnection, identity: Identity | None) -> str:
     """Who the request comes from, as its budget is named: its key, or its client's address."""
     if identity is not None:
         return f"key:{identity.name}"
@@ -56,14 +56,21 @@ class Charges:
 
     async def identify(self, request: Request) -> Identity | None:
         """The request's API key, if it has one (refused if bad, or if one is needed)."""
-        identity = await authenticate(request.app.state.store, request.headers.get("authorization"))
+        return await self.identify_connection(request, request.headers.get("authorization"))
+
+    async def identify_connection(
+        self, connection: HTTPConnection, authorization: str | None
+    ) -> Identity | None:
+        """The key `authorization` names (`Bearer <key>`), for a request or a WebSocket's
+        `connection_init`: None for none (refused if bad, or if one is needed)."""
+        identity = await authenticate(connection.app.state.store, authorization)
         if identity is None and not self.settings.anonymous_access:
             raise InvalidCredentials(
                 "This API needs an API key: send `Authorization: Bearer <key>`."
             )
         return identity
 
-    def meter(self, request: Request, identity: Identity | None) -> Meter:
+    def meter(self, request: HTTPConnection, identity: Identity | None) -> Meter:
         """What the schema prices and charges a GraphQL request's operations through."""
         return Meter(
             price=self.price_operation,
@@ -97,7 +104,9 @@ class Charges:
         """What the export costs: 1, and a point an item (each an object)."""
         return 1 + items
 
-    async def charge(self, request: Request, identity: Identity | None, cost: int) -> Allowance:
+    async def charge(
+        self, request: HTTPConnection, identity: Identity | None, cost: int
+    ) -> Allowance:
         """Pours `cost` into the client's bucket: the one place any budget is drawn on."""
         bucket = client_of(request, identity)
         if identity is not None:

@@ -8,26 +8,28 @@ operation's cost (server.charges, where every charge is made) and for a GET quer
 """
 
 import asyncio
-from collections.abc import Awaitable
-from typing import Any
+from collections.abc import AsyncGenerator, Awaitable
+from typing import Any, cast
 
 import orjson
 from cross_web import AsyncHTTPRequestAdapter, HTTPException, StarletteRequestAdapter
-from starlette.requests import ClientDisconnect, Request
+from starlette.requests import ClientDisconnect, HTTPConnection, Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
-from strawberry.exceptions import MissingQueryError
+from strawberry.exceptions import ConnectionRejectionError, MissingQueryError
 from strawberry.http import GraphQLHTTPResponse, GraphQLRequestData
 from strawberry.schema.exceptions import InvalidOperationTypeError
-from strawberry.types import ExecutionResult
+from strawberry.subscriptions import GRAPHQL_SSE_PROTOCOL, GRAPHQL_TRANSPORT_WS_PROTOCOL
+from strawberry.types import ExecutionResult, SubscriptionExecutionResult
 from strawberry.types.graphql import OperationType
+from strawberry.types.unset import UNSET, UnsetType
 
 from api_errors import ApiError, ErrorCode
-from schema import AlmanacSchema, Context, Meter, MeterMode, new_context, schema
+from schema import AlmanacSchema, Context, Identity, Meter, MeterMode, new_context, schema
 from server.body_limit import BodyTooLarge, declared_too_large, limited, too_large
-from server.charges import Charges
+from server.charges import Charges, client_of
 from server.exchange import Exchange, begin_exchange, exchange_of
 from server.graphiql import graphiql_page
 from server.graphql_request import read_requests, response_media_type
@@ -36,6 +38,7 @@ from server.http_caching import conditional
 from server.operations import KeptLookup, OperationText, operation_named
 from server.settings import Settings
 from server.shared_services import SharedServices
+from server.subscriptions import Subscriptions, TextWebSocketAdapter, TransportWSHandler
 
 
 class RequestAdapter(StarletteRequestAdapter):
@@ -48,25 +51,42 @@ class RequestAdapter(StarletteRequestAdapter):
 
 class AlmanacGraphQL(GraphQL[Context, None]):
     request_adapter_class = RequestAdapter
+    graphql_transport_ws_handler_class = TransportWSHandler
+    websocket_adapter_class = TextWebSocketAdapter
 
     def __init__(
         self, settings: Settings, services: SharedServices, schema: AlmanacSchema = schema
     ) -> None:
-        super().__init__(schema, allow_queries_via_get=True, subscription_protocols=())
+        # Subscriptions over graphql-transport-ws (a WebSocket on /graphql) and over SSE
+        # (a POST asking for text/event-stream), Strawberry's own protocols.
+        super().__init__(
+            schema,
+            allow_queries_via_get=True,
+            subscription_protocols=(GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_SSE_PROTOCOL),
+        )
         self.settings = settings
         self.services = services
         self.charges = Charges(settings, services.budgets)
         self.texts = OperationText(services.persisted)
         self.kept = KeptLookup(services.graphql, self.charges)
+        self.subscriptions = Subscriptions(
+            per_key=settings.max_subscriptions_per_key,
+            anonymous=settings.max_subscriptions_anonymous,
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":  # graphql-transport-ws: Strawberry's, as it is
+            await super().__call__(scope, receive, send)
+            return
         if scope["method"] == "HEAD":  # A GET without its body (the server sends none).
             scope = {**scope, "method": "GET"}
         request = Request(scope, limited(receive, self.settings.max_body_bytes))
         try:
             if declared_too_large(scope, self.settings.max_body_bytes):
                 raise BodyTooLarge
-            response = await self.reused(request) or await self.run(request)
+            streamed = self._get_stream_transport_from_headers(request.headers) is not None
+            # A stream (SSE) is never a kept answer: each event is made, and paid, as it comes.
+            response = (not streamed and await self.reused(request)) or await self.run(request)
             if request.method == "GET":
                 response = conditional(request, response)
         except ApiError as refusal:
@@ -91,18 +111,60 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         return graphiql_page(self.settings.graphiql_packages)
 
     async def get_context(self, request: Request | WebSocket, response: Any) -> Context:
-        assert isinstance(request, Request)  # No WebSocket route leads here.
+        if isinstance(request, WebSocket):  # its key comes with `connection_init`
+            return self.connection_context(request, None)
         if self.should_render_graphql_ide(request):
             return new_context(request.app.state.store, request)
         if (exchange := exchange_of(request.scope)) is not None and exchange.context is not None:
             return exchange.context  # made by `reused`, which found no kept answer
-        exchange = begin_exchange(request.scope, response_media_type(request.headers.get("accept")))
+        if self._get_stream_transport_from_headers(request.headers) is not None:
+            media_type = "text/event-stream"  # a subscription over SSE
+        else:
+            media_type = response_media_type(request.headers.get("accept"))
+        exchange = begin_exchange(request.scope, media_type)
         identity = exchange.identity = await self.charges.identify(request)
         context = new_context(request.app.state.store, request, identity)
         context.services = self.services.graphql
         context.meter = self.charges.meter(request, identity)
         exchange.context = context
         return context
+
+    def connection_context(self, connection: HTTPConnection, identity: Identity | None) -> Context:
+        """The context of a WebSocket's operations, metered for `identity` (None: anonymous)."""
+        context = new_context(connection.app.state.store, connection, identity)
+        context.services = self.services.graphql
+        context.meter = self.charges.meter(connection, identity)
+        return context
+
+    async def on_ws_connect(self, context: Context) -> UnsetType | dict[str, object] | None:
+        """The key of a WebSocket's operations: `Authorization` in the `connection_init`
+        payload, else the handshake's header (as for queries); a bad one closes it (4403)."""
+        connection = context.request
+        payload = getattr(context, "connection_params", None) or {}
+        authorization = payload.get("Authorization") or payload.get("authorization")
+        if not isinstance(authorization, str):
+            authorization = connection.headers.get("authorization")
+        try:
+            identity = await self.charges.identify_connection(connection, authorization)
+        except ApiError as refusal:
+            raise ConnectionRejectionError({"message": refusal.message}) from refusal
+        fresh = self.connection_context(connection, identity)
+        context.identity, context.meter = fresh.identity, fresh.meter
+        unset: UnsetType = UNSET
+        return unset
+
+    def stream_of(
+        self,
+        context: Context,
+        source: AsyncGenerator[Any, None],
+        query: str | None,
+        operation_name: str | None,
+    ) -> AsyncGenerator[Any, None]:
+        """A subscription's stream of results, admitted for its client and ended by the drain
+        (server.subscriptions)."""
+        client = client_of(context.request, context.identity)
+        keyed = context.identity is not None
+        return self.subscriptions.stream(client, keyed, source, query, operation_name)
 
     async def parse_http_body(
         self, request: AsyncHTTPRequestAdapter
@@ -112,7 +174,11 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         )
         if exchange is not None and exchange.request_data is not None:
             return exchange.request_data  # read by `reused` already
-        return await read_requests(request)
+        data = await read_requests(request)
+        transport = self._get_stream_transport_from_headers(request.headers)
+        if transport is not None and isinstance(data, GraphQLRequestData):
+            data.protocol = transport.protocol  # answered as a stream of events (SSE)
+        return data
 
     async def execute_operation(
         self,
@@ -122,8 +188,22 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         context: Context,
         root_value: None,
         sub_response: Response,
-    ) -> ExecutionResult | list[ExecutionResult]:
-        """Each operation in turn; a batch is priced whole, and paid once, before it runs."""
+    ) -> ExecutionResult | list[ExecutionResult] | SubscriptionExecutionResult:
+        """Each operation in turn; a batch is priced whole, and paid once, before it runs. A
+        stream (SSE) is Strawberry's, each event paid as it comes (schema.subscription)."""
+        if isinstance(request_data, GraphQLRequestData) and self._get_stream_transport(
+            request_data.protocol
+        ):
+            _exchange(request).operation = request_data.operation_name or "subscription"
+            sub_response.raw_headers = []  # the stream's own (no length: it has none)
+            source = await super().execute_operation(
+                request, request_adapter, request_data, context, root_value, sub_response
+            )
+            assert isinstance(source, AsyncGenerator)
+            stream = self.stream_of(
+                context, source, request_data.query, request_data.operation_name
+            )
+            return cast(SubscriptionExecutionResult, stream)
         meter, exchange = _meter(context), _exchange(request)
         batch = request_data if isinstance(request_data, list) else [request_data]
         batched, method = isinstance(request_data, list), request_adapter.method

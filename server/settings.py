@@ -144,6 +144,15 @@ class Settings(BaseSettings):
     request_timeout_seconds: float = Field(
         default=10.0, gt=0, description="A request running longer is stopped with TIMEOUT."
     )
+    # Subscriptions (server/subscriptions.py): streams open at once in each process.
+    max_subscriptions_per_key: int = Field(
+        default=10, gt=0, description="Open subscriptions per API key; one more is refused."
+    )
+    max_subscriptions_anonymous: int = Field(
+        default=2,
+        gt=0,
+        description="Open subscriptions per address without an API key; one more is refused.",
+    )
     # Budgets: leaky buckets of points, per API key and per address for anonymous clients.
     key_bucket_capacity: int = Field(default=20_000, gt=0)
     key_restore_rate: float = Field(default=1_000.0, gt=0, description="Points per second.")

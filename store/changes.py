@@ -11,6 +11,7 @@ learns of, and for each subject, where the counter stood when it last changed. A
 computed at one count stays good while none of the subjects it read changed since.
 """
 
+import asyncio
 import logging
 import time
 from collections.abc import Iterable
@@ -157,6 +158,7 @@ class DataVersion:
         """When it last moved for a change of the data (Unix time), not for a stream reopened."""
         self.resets = 0
         """How often this process could not tell what changed, and so retired everything."""
+        self._moved = asyncio.Event()  # set, and replaced, by each `bump`
 
     @property
     def current(self) -> int | None:
@@ -173,6 +175,19 @@ class DataVersion:
         self.changed_at = time.monotonic()
         if change:
             self.last_change = time.time()
+        moved, self._moved = self._moved, asyncio.Event()
+        moved.set()
+
+    async def moved_since(self, count: int) -> None:
+        """Return once the count has moved past `count` (`bump`): what a subscriber waits on
+        between reads of the log (under a timeout of its own, as a backstop)."""
+        if self._count == count:
+            await self._moved.wait()
+
+    @property
+    def count(self) -> int:
+        """The count, known or not: what `moved_since` is given."""
+        return self._count
 
     def reset(self, reason: str) -> None:
         """Retire everything: this process cannot tell what changed."""

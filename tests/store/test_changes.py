@@ -182,3 +182,14 @@ def test_an_answer_that_read_everything_is_retired_by_any_change() -> None:
     assert not version.unchanged_since(0, frozenset({"*"}))
     version.known = False
     assert not version.unchanged_since(1, frozenset({"benchmark:b"}))
+
+
+async def test_a_waiter_on_the_data_version_wakes_when_it_moves() -> None:
+    version = DataVersion(known=True)
+    seen = version.count
+    waiter = asyncio.create_task(version.moved_since(seen))
+    await asyncio.sleep(0)
+    assert not waiter.done()  # nothing moved yet: it waits, without polling
+    version.bump({"benchmark:x"})
+    await asyncio.wait_for(waiter, 60)
+    await asyncio.wait_for(version.moved_since(seen), 60)  # moved already: returns at once
