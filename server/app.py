@@ -6,6 +6,7 @@ import gc
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from datetime import timedelta
 from pathlib import Path
 
 from opentelemetry.sdk.trace import TracerProvider
@@ -281,6 +282,7 @@ async def open_store(settings: Settings) -> Store:
         settings.mongodb_database,
         settings.data_dir,
         timeout_seconds=settings.mongodb_timeout_seconds,
+        retention=timedelta(days=settings.change_retention_days),
     )
     await prepare(opened)
     if summary := await ensure_seeded(opened):

@@ -10,7 +10,7 @@ import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import NoReturn, TypeVar
 
@@ -187,6 +187,7 @@ def open_database(settings: Settings) -> Store:
         settings.mongodb_database,
         settings.data_dir,
         timeout_seconds=settings.mongodb_timeout_seconds,
+        retention=timedelta(days=settings.change_retention_days),
     )
 
 

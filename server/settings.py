@@ -59,6 +59,13 @@ class Settings(BaseSettings):
         description="How long a call waits for MongoDB to answer before it fails (pymongo's "
         "serverSelectionTimeoutMS): at start, an unreachable MongoDB is named after this.",
     )
+    change_retention_days: float = Field(
+        default=90.0,
+        gt=0,
+        le=3650,
+        description="How long the change log keeps a change: the change feed's reach back, and "
+        "how long a process may be away and still catch up exactly.",
+    )
     max_body_bytes: int = Field(
         default=100_000, gt=0, description="Largest request body accepted, in bytes."
     )

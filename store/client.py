@@ -1,5 +1,6 @@
 """Opening the store: MongoDB by URI, or else the embedded store in a data directory."""
 
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -7,6 +8,7 @@ from motor.motor_asyncio import AsyncIOMotorClient
 from pymongo.errors import ConnectionFailure, PyMongoError, ServerSelectionTimeoutError
 from pymongo.uri_parser import parse_uri
 
+from store.changes import RETENTION
 from store.indexes import ensure_indexes
 from store.mongo import MongoStore
 from store.queries import Store, StoreUnavailable
@@ -22,6 +24,7 @@ def connect(
     data_dir: Path,
     *,
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
+    retention: timedelta = RETENTION,
 ) -> Store:
     """The store on the given MongoDB, or the embedded one in `data_dir` when no URI is given
     (`StoreUnavailable` if its file cannot be read)."""
@@ -32,8 +35,8 @@ def connect(
             tz_aware=True,
             serverSelectionTimeoutMS=round(timeout_seconds * 1000),
         )
-        return MongoStore(client[database])
-    return SqliteStore(data_dir)
+        return MongoStore(client[database], retention=retention)
+    return SqliteStore(data_dir, retention=retention)
 
 
 def mongodb_uri_problem(uri: str) -> str | None:

@@ -16,6 +16,7 @@ BAD_SETTINGS = [
     ("ALMANAC_METRICS", "perhaps", "Input should be a valid boolean"),
     ("ALMANAC_METRICS_PORT", "70000", "less than or equal to 65535"),
     ("ALMANAC_SHUTDOWN_DRAIN_SECONDS", "-2", "greater than or equal to 0"),
+    ("ALMANAC_CHANGE_RETENTION_DAYS", "0", "greater than 0"),
     ("ALMANAC_MONGODB_URI", "mongo://db", "Invalid URI scheme"),
     ("ALMANAC_MONGODB_URI", "mongodb://db:99999", "Port must be an integer"),
     ("ALMANAC_REDIS_URL", "http://cache", "Redis URL must specify one of the following schemes"),
@@ -99,3 +100,16 @@ def test_an_unknown_variable_is_pointed_out(caplog: pytest.LogCaptureFixture) ->
     code, _, _ = invoke("config", env={"ALMANAC_MAX_DEPHT": "3"})
     assert code == 0
     assert "ALMANAC_MAX_DEPHT is no setting: ignored (misspelt?)" in caplog.text
+
+
+async def test_the_change_retention_reaches_the_store(tmp_path: Path) -> None:
+    from datetime import timedelta
+
+    from server.cli import open_database
+    from server.settings import Settings
+
+    opened = open_database(Settings(data_dir=tmp_path, change_retention_days=7))
+    try:
+        assert opened.retention == timedelta(days=7)  # type: ignore[attr-defined]
+    finally:
+        await opened.close()
