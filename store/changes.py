@@ -14,7 +14,7 @@ computed at one count stays good while none of the subjects it read changed sinc
 import asyncio
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
@@ -27,6 +27,10 @@ RETENTION = timedelta(days=90)
 """How long the log keeps a change, unless the store is told otherwise."""
 POLL_SECONDS = 0.5
 """How often a process reads the log for other processes' changes."""
+FOLLOWED_AT_ONCE = 1000
+"""Changes read from the log a round trip."""
+PRUNE_SECONDS = 3600.0
+"""How often a writer prunes the log of changes past the retention."""
 GAP_SECONDS = 5.0
 """How long a follower waits for a sequence number taken but not yet written (MongoDB's
 writers take a number, then write): past it, the change is taken as lost."""
@@ -150,8 +154,6 @@ class DataVersion:
         self._count = 0
         self._changed: dict[str, int] = {}
         self._everything = 0  # the count at the last change that may have touched anything
-        self.followed = 0
-        """The log's sequence number up to which this process has applied every change."""
         self.changed_at = time.monotonic()
         """When it last moved (the clock of `time.monotonic`)."""
         self.last_change: float | None = None
@@ -236,6 +238,14 @@ class LogFollower:
                 self._applied.add(change.sequence)
                 self.version.bump(change.subjects)
 
+    async def catch_up(self, read: Callable[[int, int], Awaitable[list[Change]]]) -> None:
+        """Apply every change `read` (a store's `changes_after`) finds after `followed`, a
+        batch a round trip, up to the end of the log or to a gap being waited for."""
+        while changes := await read(self.followed, FOLLOWED_AT_ONCE):
+            self.apply(changes)
+            if len(changes) < FOLLOWED_AT_ONCE or self.followed < changes[-1].sequence:
+                return
+
     def apply(self, changes: Iterable[Change]) -> None:
         """Apply changes read from the log after `followed`, oldest first."""
         for change in changes:
@@ -254,3 +264,18 @@ class LogFollower:
             else:
                 self.version.bump(change.subjects)
             self.followed = change.sequence
+
+
+class PruneClock:
+    """When a writer next prunes the log of changes past the retention: at its first write,
+    then once every `PRUNE_SECONDS`."""
+
+    def __init__(self) -> None:
+        self._due = 0.0
+
+    def due(self) -> bool:
+        """Whether to prune now (and, if so, not again for a while)."""
+        if time.monotonic() < self._due:
+            return False
+        self._due = time.monotonic() + PRUNE_SECONDS
+        return True

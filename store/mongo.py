@@ -3,7 +3,6 @@
 import asyncio
 import logging
 import re
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
@@ -23,6 +22,7 @@ from store.changes import (
     ChangeKind,
     DataVersion,
     LogFollower,
+    PruneClock,
     document_change,
     expired_before,
     now_instant,
@@ -74,7 +74,6 @@ ORDERS: dict[str, list[tuple[str, int]]] = {
 }
 NO_ID = {"_id": 0}
 CHANGE_COUNTER = "changes"  # the counters document that numbers the change log
-PRUNE_SECONDS = 3600.0  # how often a writer prunes the log of changes past the retention
 RETRY_SECONDS = 5.0
 WITHOUT_HISTORY = {"_id": 0, "history": 0}
 
@@ -90,7 +89,7 @@ class MongoStore:
         self.version = DataVersion(known=False)
         self.follower = LogFollower(self.version, gap_seconds=GAP_SECONDS)
         self.retention = retention
-        self._prune_due = 0.0  # when the log is next pruned of changes past the retention
+        self.pruning = PruneClock()
 
     async def replace(
         self,
@@ -205,8 +204,7 @@ class MongoStore:
             for sequence, draft in enumerate(drafts, start=first)
         ]
         await self.db.changes.insert_many([_change_doc(change) for change in logged])
-        if time.monotonic() >= self._prune_due:
-            self._prune_due = time.monotonic() + PRUNE_SECONDS
+        if self.pruning.due():
             expired = {"at": {"$lt": expired_before(self.retention)}, "_id": {"$lt": first}}
             await self.db.changes.delete_many(expired)
         self.follower.local(logged)
@@ -497,10 +495,7 @@ class MongoStore:
             try:
                 if not self.follower.started:
                     self.follower.start((await self.change_bounds())[1])
-                while changes := await self.changes_after(self.follower.followed, 1000):
-                    self.follower.apply(changes)
-                    if len(changes) < 1000 or self.follower.followed < changes[-1].sequence:
-                        break
+                await self.follower.catch_up(self.changes_after)
                 self.version.known, failing = True, False
                 await asyncio.sleep(POLL_SECONDS)
             except asyncio.CancelledError:

@@ -17,7 +17,6 @@ import contextlib
 import fcntl
 import logging
 import sqlite3
-import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
@@ -37,6 +36,7 @@ from store.changes import (
     ChangeKind,
     DataVersion,
     LogFollower,
+    PruneClock,
     document_change,
     expired_before,
     now_instant,
@@ -87,8 +87,6 @@ T = TypeVar("T")
 
 DATABASE_FILE = "almanac.sqlite3"
 SEED_LOCK_FILE = "seed.lock"  # held by the one process seeding the directory
-FOLLOWED_AT_ONCE = 1000  # changes read from the log a round trip
-PRUNE_SECONDS = 3600.0  # how often a writer prunes the log of changes past the retention
 Drafts = list[ChangeDraft]
 
 SCHEMA = """
@@ -204,7 +202,7 @@ class SqliteStore:
         self.version = DataVersion(known=True)
         self.follower = LogFollower(self.version)
         self.retention = retention
-        self._prune_due = 0.0  # when the log is next pruned of changes past the retention
+        self.pruning = PruneClock()
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="almanac-sqlite")
         try:
             self._connection = self._thread.submit(self._open).result()
@@ -268,8 +266,7 @@ class SqliteStore:
             try:
                 outcome = work(connection, drafts)
                 changes = _log(connection, drafts)
-                if changes and time.monotonic() >= self._prune_due:
-                    self._prune_due = time.monotonic() + PRUNE_SECONDS
+                if changes and self.pruning.due():
                     expired = expired_before(self.retention)
                     connection.execute(
                         "DELETE FROM changes WHERE at < ? AND sequence < ?",
@@ -748,10 +745,7 @@ class SqliteStore:
         """Apply the changes other processes log, as they log them, until cancelled."""
         while True:
             await asyncio.sleep(POLL_SECONDS)
-            while changes := await self.changes_after(self.follower.followed, FOLLOWED_AT_ONCE):
-                self.follower.apply(changes)
-                if len(changes) < FOLLOWED_AT_ONCE:
-                    break
+            await self.follower.catch_up(self.changes_after)
 
     async def changes_after(
         self,
