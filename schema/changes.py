@@ -1,8 +1,6 @@
 """The change feed: every change to the almanac's data, oldest first, a page at a time, from a
 cursor that holds across restarts and processes (the store's change log: store.changes)."""
 
-import base64
-import binascii
 from collections.abc import Iterable
 from enum import Enum
 from typing import Self
@@ -20,7 +18,14 @@ from schema.context import Context
 from schema.history import LeaderboardRead
 from schema.leaderboard import LeaderboardRow
 from schema.model import Model
-from schema.pagination import MAX_PAGE_SIZE, Edge, PageInfo, slice_size
+from schema.pagination import (
+    MAX_PAGE_SIZE,
+    Edge,
+    PageInfo,
+    decode_numbered_cursor,
+    encode_numbered_cursor,
+    slice_size,
+)
 from store import INTERNAL_KINDS, BenchmarkDoc, DateTime, EntryDoc, ReadDoc, purge_keys
 from store import Change as LoggedChange
 from store import ChangeFilter as StoreChangeFilter
@@ -31,18 +36,14 @@ CURSOR_PREFIX = "change:"
 
 def encode_change_cursor(sequence: int) -> str:
     """The cursor after the change numbered `sequence` (0: before the first)."""
-    return base64.urlsafe_b64encode(f"{CURSOR_PREFIX}{sequence}".encode()).decode()
+    return encode_numbered_cursor(CURSOR_PREFIX, sequence)
 
 
 def decode_change_cursor(cursor: str) -> int:
-    try:
-        text = base64.b64decode(cursor.encode(), altchars=b"-_", validate=True).decode()
-        number = text.removeprefix(CURSOR_PREFIX)
-        if text.startswith(CURSOR_PREFIX) and number.isdigit():
-            return int(number)
-    except (binascii.Error, UnicodeError, ValueError):
-        pass
-    raise ApiError(f"`after` is not a change cursor this API gave out: {shown(cursor)}.")
+    sequence = decode_numbered_cursor(CURSOR_PREFIX, cursor)
+    if sequence is None:
+        raise ApiError(f"`after` is not a change cursor this API gave out: {shown(cursor)}.")
+    return sequence
 
 
 @strawberry.enum(name="ChangeKind", description="What a change did.")

@@ -69,17 +69,31 @@ class Page:
 
 
 def encode_cursor(offset: int) -> str:
-    return base64.urlsafe_b64encode(f"{_CURSOR_PREFIX}{offset}".encode()).decode()
+    return encode_numbered_cursor(_CURSOR_PREFIX, offset)
 
 
 def decode_cursor(cursor: str) -> int:
+    offset = decode_numbered_cursor(_CURSOR_PREFIX, cursor)
+    if offset is None:
+        raise ApiError(f"`after` is not a cursor this API gave out: {shown(cursor)}.")
+    return offset
+
+
+def encode_numbered_cursor(prefix: str, number: int) -> str:
+    """An opaque cursor holding a number (an offset, a change's sequence) under `prefix`."""
+    return base64.urlsafe_b64encode(f"{prefix}{number}".encode()).decode()
+
+
+def decode_numbered_cursor(prefix: str, cursor: str) -> int | None:
+    """The number an `encode_numbered_cursor` cursor of `prefix` holds; None for any other."""
     try:
         text = base64.b64decode(cursor.encode(), altchars=b"-_", validate=True).decode()
-        if text.startswith(_CURSOR_PREFIX) and text[len(_CURSOR_PREFIX) :].isdigit():
-            return int(text[len(_CURSOR_PREFIX) :])
+        number = text.removeprefix(prefix)
+        if text.startswith(prefix) and number.isdigit():
+            return int(number)
     except (binascii.Error, UnicodeError, ValueError):
         pass
-    raise ApiError(f"`after` is not a cursor this API gave out: {shown(cursor)}.")
+    return None
 
 
 def page(first: int, after: str | None) -> Page:
