@@ -15,10 +15,10 @@ from it. A document a change made (a mutation's answer; a dry run's is never wri
 write that does take its revision may be another) is computed afresh.
 """
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import cast
+from typing import TypeVar, cast
 from weakref import WeakKeyDictionary
 
 from request_limits import BoundedCache
@@ -41,6 +41,7 @@ KEPT_BOARD_BYTES = 48 * 1024 * 1024
 KEPT_NAMES_BYTES = 8 * 1024 * 1024
 
 Version = tuple[str, int, Hashable, str]
+T = TypeVar("T")
 
 
 def identity(doc: BenchmarkDoc | ModelDoc) -> Version:
@@ -166,13 +167,7 @@ def derived_board(
     now."""
     if kept is None:
         return _derived(doc, tracked)
-    named = tuple(_version_or_none(tracked.get(name)) for name in names_of(doc, kept))
-    key = (identity(doc), named)
-    found = kept.boards.get(key)
-    if found is None:
-        found = _derived(doc, tracked)
-        kept.boards.put(key, found)
-    return found
+    return _kept_under(kept.boards, doc, tracked, names_of(doc, kept), _derived)
 
 
 def scores_over_time(
@@ -182,12 +177,23 @@ def scores_over_time(
     tracked models the history names: kept as `derived_board` keeps a leaderboard."""
     if kept is None:
         return _points(doc, tracked)
-    named = tuple(_version_or_none(tracked.get(name)) for name in history_names_of(doc, kept))
-    key = (identity(doc), named)
-    found = kept.points.get(key)
+    return _kept_under(kept.points, doc, tracked, history_names_of(doc, kept), _points)
+
+
+def _kept_under(
+    cache: BoundedCache[Hashable, T],
+    doc: BenchmarkDoc,
+    tracked: TrackedModels,
+    names: Iterable[str],
+    compute: Callable[[BenchmarkDoc, TrackedModels], T],
+) -> T:
+    """What `compute` derives from `doc`, kept under the versions of the benchmark and of the
+    tracked models its `names` name."""
+    key = (identity(doc), tuple(_version_or_none(tracked.get(name)) for name in names))
+    found = cache.get(key)
     if found is None:
-        found = _points(doc, tracked)
-        kept.points.put(key, found)
+        found = compute(doc, tracked)
+        cache.put(key, found)
     return found
 
 
