@@ -27,13 +27,12 @@ WITHOUT = "{ benchmarks(first: 100) { totalCount nodes { slug name } } }"
 
 
 async def main(benchmarks: int, rounds: int) -> None:
-    os.environ |= {
-        "ALMANAC_DATA_DIR": tempfile.mkdtemp(prefix="almanac-catalog-"),
-        "ALMANAC_RESPONSE_CACHE_BYTES": "0",
-        "ALMANAC_ANONYMOUS_BUCKET_CAPACITY": "1000000000",
-        "ALMANAC_ANONYMOUS_RESTORE_RATE": "1000000000",
-        "ALMANAC_LOG_LEVEL": "warning",
-    }
+    from bench.run import CONTRACT
+    from bench.scale import environment
+
+    # Answer reuse off and a budget that refuses nothing, as bench/scale.py serves.
+    data_dir = Path(tempfile.mkdtemp(prefix="almanac-catalog-"))
+    os.environ |= environment(data_dir, ALMANAC_LOG_LEVEL="warning")
     import httpx
 
     from bench.synthetic import synthetic_almanac
@@ -44,7 +43,7 @@ async def main(benchmarks: int, rounds: int) -> None:
     settings = Settings()
     store = await open_store(settings)
     await import_dataset(store, synthetic_almanac(benchmarks), Stamp("bench", datetime.now(UTC)))
-    page = (ROOT / "contract" / "benchmark-page.graphql").read_text(encoding="utf-8")
+    page = CONTRACT.read_text(encoding="utf-8")
     took: dict[str, list[float]] = {"page": [], "with leaders": [], "without leaders": []}
     transport = httpx.ASGITransport(app=create_app(settings, store))
     async with httpx.AsyncClient(transport=transport, base_url="http://almanac.bench") as client:
