@@ -5,10 +5,11 @@ their own.
 """
 
 from resolvers.family import family_root
-from resolvers.leaderboard import leaderboard
+from resolvers.leaderboard import Row, leader, leaderboard, tracked_leader
 from resolvers.ordering import catalog_order
+from resolvers.ranking import Board
 from resolvers.tracking import TrackedModels, model_key, model_keys
-from store import BenchmarkDoc, EntryDoc, ModelDoc, TrackedRankDoc
+from store import BenchmarkDoc, EntryDoc, LeadersDoc, MetricDoc, ModelDoc, PlaceDoc, TrackedRankDoc
 
 
 def with_benchmark_keys(doc: BenchmarkDoc, tracked: TrackedModels) -> BenchmarkDoc:
@@ -28,6 +29,7 @@ def with_benchmark_keys(doc: BenchmarkDoc, tracked: TrackedModels) -> BenchmarkD
         "entries": entries,
         "scores_refreshed_on": latest["read_on"] if latest else None,
         "tracked_ranks": tracked_ranks(entries, doc["metric"]["higher_is_better"], tracked),
+        "leaders": leaders(entries, doc["metric"], tracked),
     }
 
 
@@ -37,6 +39,48 @@ def tracked_ranks(
     """Where each tracked model stands on a leaderboard: what a model's results are ordered by."""
     rows = leaderboard(entries, higher_is_better=higher_is_better, tracked=tracked)
     return [{"model": row.model["slug"], "rank": row.rank} for row in rows if row.model]
+
+
+def placed_anew(
+    docs: list[BenchmarkDoc], tracked: TrackedModels
+) -> tuple[dict[str, tuple[int, list[TrackedRankDoc]]], dict[str, LeadersDoc]]:
+    """What `Store.set_tracked_ranks` writes for these benchmarks once the tracked models
+    their rows name changed: each one's places at its revision, and its leaders."""
+    ranks = {
+        doc["slug"]: (
+            doc["revision"],
+            tracked_ranks(doc["entries"], doc["metric"]["higher_is_better"], tracked),
+        )
+        for doc in docs
+    }
+    return ranks, {doc["slug"]: leaders(doc["entries"], doc["metric"], tracked) for doc in docs}
+
+
+def leaders(entries: list[EntryDoc], metric: MetricDoc, tracked: TrackedModels) -> LeadersDoc:
+    """The leader and the tracked leader of a leaderboard, as a catalog row shows them: kept
+    with the benchmark so that a catalog reads no entry. They depend on the tracked models as
+    the places do, so they are placed anew with them (editing.workspace)."""
+    higher_is_better = metric["higher_is_better"]
+    rows = leaderboard(entries, higher_is_better=higher_is_better, tracked=tracked)
+    board = Board(rows, unit=metric["unit"], higher_is_better=higher_is_better)
+    return {
+        "leader": _place(board, leader(rows)),
+        "tracked_leader": _place(board, tracked_leader(rows)),
+    }
+
+
+def _place(board: Board, row: Row | None) -> PlaceDoc | None:
+    if row is None:
+        return None
+    places = board.range_of(row)
+    return {
+        "rank": row.rank,
+        "model": None if row.model is None else row.model["slug"],
+        "entry": row.entry,
+        "best": places.best,
+        "worst": places.worst,
+        "tied_with_leader": board.tied_with_leader(row),
+    }
 
 
 def with_model_keys(doc: ModelDoc) -> ModelDoc:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from editing.changes import Catalog
-from editing.derived import tracked_ranks
+from editing.derived import placed_anew
 from resolvers.tracking import TrackedModels, index_by_key, model_key
 from store import (
     PROVENANCE_ID,
@@ -238,15 +238,7 @@ class ImportWorkspace:
         for model in now.values():
             self.models[model["slug"]] = model
         self.tracked_models = None
-        await self.store.set_tracked_ranks(
-            {
-                doc["slug"]: (
-                    doc["revision"],
-                    tracked_ranks(doc["entries"], doc["metric"]["higher_is_better"], now),
-                )
-                for doc in docs
-            }
-        )
+        await self.store.set_tracked_ranks(*placed_anew(docs, now))
 
     async def _write(self, collection: Collection, current: Any, doc: Any) -> None:
         self._held(collection)[doc["slug"]] = doc
@@ -286,22 +278,14 @@ class MovedOn(Exception):
 async def rank_tracked_models(store: Store, keys: list[str], skip: Many[str] = ()) -> None:
     """Place tracked models anew on every leaderboard that names one of `keys` (but those in
     `skip`), after a model's name or aliases changed: which rows are tracked, and so every
-    rank, may have moved. Each placement is written only if its benchmark is still at the
-    revision read; one written meanwhile is read and placed again (its writer may have placed
-    the models as they were before this change)."""
+    rank and the leaders a catalog row shows, may have moved. Each placement is written only
+    if its benchmark is still at the revision read; one written meanwhile is read and placed
+    again (its writer may have placed the models as they were before this change)."""
     listing = await store.benchmarks_with_model_keys(list(set(keys)))
     while benchmarks := [doc for doc in listing if doc["slug"] not in skip]:
         named = {entry["model_key"] for doc in benchmarks for entry in doc["entries"]}
         tracked = index_by_key(await store.models_by_keys(list(named)))
-        moved = await store.set_tracked_ranks(
-            {
-                doc["slug"]: (
-                    doc["revision"],
-                    tracked_ranks(doc["entries"], doc["metric"]["higher_is_better"], tracked),
-                )
-                for doc in benchmarks
-            }
-        )
+        moved = await store.set_tracked_ranks(*placed_anew(benchmarks, tracked))
         listing = await store.benchmarks_by_slugs(moved) if moved else []
 
 

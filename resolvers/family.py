@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass
 
-from store import BenchmarkDoc
+from store import BenchmarkDoc, BenchmarkSummaryDoc
 
 
 @dataclass(frozen=True, slots=True)
@@ -11,12 +11,12 @@ class Family:
     tracks: list[BenchmarkDoc]
 
 
-def family_root(benchmark: BenchmarkDoc) -> str:
+def family_root(benchmark: BenchmarkSummaryDoc) -> str:
     """The slug a family goes by: its parent record's, or the benchmark's own."""
     return benchmark["parent"] or benchmark["slug"]
 
 
-def family(benchmark: BenchmarkDoc, relatives: list[BenchmarkDoc]) -> Family:
+def family(benchmark: BenchmarkSummaryDoc, relatives: list[BenchmarkDoc]) -> Family:
     """The benchmark's parent, and the tracks of its family in the family's order.
 
     For a track these are its parent's tracks (itself included); for a parent, its own.

@@ -7,10 +7,10 @@ SATURATED, RETIRED) stays an editor's call, which they can inform.
 
 from resolvers.leaderboard import Row
 from resolvers.uncertainty import bounds
-from store import BenchmarkDoc, MetricUnit
+from store import BenchmarkSummaryDoc, MetricUnit
 
 
-def ceiling_of(benchmark: BenchmarkDoc) -> float | None:
+def ceiling_of(benchmark: BenchmarkSummaryDoc) -> float | None:
     if benchmark["ceiling"] is not None:
         return benchmark["ceiling"]
     if benchmark["metric"]["unit"] == MetricUnit.PERCENT.name:
@@ -18,7 +18,7 @@ def ceiling_of(benchmark: BenchmarkDoc) -> float | None:
     return None
 
 
-def headroom(benchmark: BenchmarkDoc, leader: Row | None) -> float | None:
+def headroom(benchmark: BenchmarkSummaryDoc, leader: Row | None) -> float | None:
     """The distance from the leader's score to the ceiling, toward better (negative when the
     leader is past a stored ceiling); None without a leader or a ceiling."""
     ceiling = ceiling_of(benchmark)
@@ -29,7 +29,7 @@ def headroom(benchmark: BenchmarkDoc, leader: Row | None) -> float | None:
     return round(distance, 9)  # 100 - 82.8 is 17.2, not 17.200000000000003
 
 
-def near_ceiling(benchmark: BenchmarkDoc, leader: Row | None) -> bool | None:
+def near_ceiling(benchmark: BenchmarkSummaryDoc, leader: Row | None) -> bool | None:
     """Whether the leader's interval (or its score) reaches the ceiling."""
     ceiling = ceiling_of(benchmark)
     if leader is None or ceiling is None:

@@ -11,6 +11,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Protocol
 
 from resolvers.leaderboard import Row
 from resolvers.uncertainty import bounds
@@ -80,3 +81,28 @@ class Board:
     def _ranges_of(self, rows: list[Row]) -> list[RankRange]:
         ends = [bounds(row.entry, self.unit) for row in rows]
         return rank_ranges(ends, higher_is_better=self.higher_is_better)
+
+
+class Places(Protocol):
+    """Where a leaderboard's rows could stand: a whole `Board`, or what is stored of one row."""
+
+    @property
+    def unit(self) -> str: ...
+    def range_of(self, row: Row) -> RankRange: ...
+    def tied_with_leader(self, row: Row) -> bool: ...
+
+
+@dataclass(frozen=True)
+class StoredPlaces:
+    """One row's places, computed on its board when its benchmark was written and stored with
+    it (a catalog row's leader: editing.derived), so that they need no board now."""
+
+    unit: str
+    places: RankRange
+    tied: bool
+
+    def range_of(self, row: Row) -> RankRange:
+        return self.places
+
+    def tied_with_leader(self, row: Row) -> bool:
+        return self.tied

@@ -10,23 +10,23 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 from resolvers.tracking import TrackedModels, tracked_model
-from store import BenchmarkDoc, EntryDoc, ModelDoc, SourceKind
+from store import BenchmarkSummaryDoc, EntryDoc, ModelDoc, SourceKind
 
 INDEPENDENT = (SourceKind.THIRD_PARTY.name, SourceKind.ALMANAC.name)
 """Kinds of reporter that are never the model's own lab."""
 
 
-def source_kind(benchmark: BenchmarkDoc) -> str | None:
+def source_kind(benchmark: BenchmarkSummaryDoc) -> str | None:
     source = benchmark["source"]
     return None if source is None else source.get("kind")
 
 
-def reported_by(entry: EntryDoc, benchmark: BenchmarkDoc) -> str | None:
+def reported_by(entry: EntryDoc, benchmark: BenchmarkSummaryDoc) -> str | None:
     """The kind of who reported the entry: its own, else its benchmark source's; None unknown."""
     return entry.get("reported_by") or source_kind(benchmark)
 
 
-def reporter_lab(entry: EntryDoc, benchmark: BenchmarkDoc) -> str | None:
+def reporter_lab(entry: EntryDoc, benchmark: BenchmarkSummaryDoc) -> str | None:
     """The slug of the lab that reported the entry, where known."""
     kind = reported_by(entry, benchmark)
     if kind == SourceKind.BENCHMARK_MAINTAINER.name:
@@ -39,7 +39,9 @@ def reporter_lab(entry: EntryDoc, benchmark: BenchmarkDoc) -> str | None:
     return None
 
 
-def self_reported(entry: EntryDoc, model: ModelDoc | None, benchmark: BenchmarkDoc) -> bool | None:
+def self_reported(
+    entry: EntryDoc, model: ModelDoc | None, benchmark: BenchmarkSummaryDoc
+) -> bool | None:
     """True when the reporter is the model's own lab (known for a tracked model through its
     lab), false when it is known not to be, None when unknown."""
     kind = reported_by(entry, benchmark)
@@ -67,7 +69,7 @@ class ReportFilter:
 
 def reported_entries(
     entries: Iterable[EntryDoc],
-    benchmark: BenchmarkDoc,
+    benchmark: BenchmarkSummaryDoc,
     tracked: TrackedModels,
     only: ReportFilter,
 ) -> list[EntryDoc]:

@@ -4,7 +4,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from enum import Enum
 from functools import cached_property
-from typing import Annotated, Any, Self, TypeVar
+from inspect import isawaitable
+from typing import Annotated, Any, Self, TypeVar, cast
 
 import strawberry
 
@@ -47,11 +48,14 @@ from schema.pagination import Connection, SliceArgument, connection, page, slice
 from schema.revision import Revised
 from store import (
     BenchmarkDoc,
+    BenchmarkSummaryDoc,
     CategoryCountDoc,
     Date,
     EntryDoc,
+    LeadersDoc,
     Neighbourhood,
     NeighbourhoodRequest,
+    PlaceDoc,
     ReadDoc,
     SourceDoc,
     YearMonth,
@@ -210,7 +214,8 @@ class Benchmark(SlugNode, Revised):
         description="When the leaderboard was last read from its source."
     )
 
-    doc: strawberry.Private[BenchmarkDoc]
+    # The whole document, or for a catalog row its summary until a field needs the rest.
+    doc: strawberry.Private[BenchmarkSummaryDoc]
     tracked: strawberry.Private[TrackedModels]
     neighbourhood: strawberry.Private[Neighbourhood | None]
     history_tracked: strawberry.Private[bool]
@@ -220,7 +225,7 @@ class Benchmark(SlugNode, Revised):
     @classmethod
     def from_doc(
         cls,
-        doc: BenchmarkDoc,
+        doc: BenchmarkSummaryDoc,
         tracked: TrackedModels,
         context: Context,
         neighbourhood: Neighbourhood | None = None,
@@ -231,7 +236,8 @@ class Benchmark(SlugNode, Revised):
         """`neighbourhood`, if given, comes with the tracked models its benchmarks name in
         `tracked`; `history_tracked`: so do the entries of every read in `doc`'s history.
         `stored`: `doc` was read from the store as it is there (not made by a change), so its
-        derived leaderboard may be kept for other requests."""
+        derived leaderboard may be kept for other requests. A summary (a catalog row) is
+        answered from as far as it goes; a field that needs more loads the whole document."""
         metric, source = doc["metric"], doc["source"]
         return cls(
             slug=doc["slug"],
@@ -280,7 +286,82 @@ class Benchmark(SlugNode, Revised):
 
     @cached_property
     def derived(self) -> DerivedBoard:
-        return derived_board(self.doc, self.tracked, self._kept())
+        return derived_board(self.whole, self.tracked, self._kept())
+
+    @property
+    def whole(self) -> BenchmarkDoc:
+        """The whole document: only once `_with_whole` loaded it, for a catalog row."""
+        assert "entries" in self.doc, "a field read a summary's leaderboard: use _with_whole"
+        return cast(BenchmarkDoc, self.doc)
+
+    def _with_whole(self, answer: Callable[[], T]) -> T:
+        """`answer` at once if this benchmark came whole; else once its whole document is
+        loaded (a coroutine, which GraphQL awaits). A catalog row comes as a summary, and only
+        a field that needs its leaderboard loads it, through the request's loader: one store
+        call for every row that asks."""
+        if "entries" in self.doc:
+            return answer()
+
+        async def once_loaded() -> T:
+            await self._load_whole()
+            found: Any = answer()
+            return await found if isawaitable(found) else found  # type: ignore[no-any-return]
+
+        awaited: Any = once_loaded()
+        return awaited  # type: ignore[no-any-return]
+
+    async def _load_whole(self) -> None:
+        whole = await self.context.loaders.benchmark_by_slug.load(self.slug)
+        if "entries" in self.doc:  # another field loaded it meanwhile
+            return
+        if whole is None:  # gone since its summary was read: nothing more to show
+            whole = cast(BenchmarkDoc, {**self.doc, "entries": [], "model_card_reports": []})
+        tracked = await self.context.loaders.tracked_models_of_entries(
+            whole["entries"], self.tracked
+        )
+        if "entries" not in self.doc:
+            self.doc, self.tracked = whole, tracked
+
+    def _stored_leaders(self) -> LeadersDoc | None:
+        """The leaders a catalog row's summary holds (None for a whole document, whose
+        leaderboard is derived and kept: see `derived`, or for a summary written before
+        leaders were stored)."""
+        return None if "entries" in self.doc else self.doc.get("leaders")
+
+    def _placed(self, place: PlaceDoc | None) -> LeaderboardRow | None:
+        """A stored leader as a row, with its tracked model as it is now (loaded with every
+        other row's in one store call)."""
+        if place is None:
+            return None
+        slug = place["model"]
+        if slug is None:
+            return LeaderboardRow.from_place(place, None, self.doc)
+
+        async def with_model() -> LeaderboardRow:
+            model = await self.context.loaders.model_by_slug.load(slug)
+            return LeaderboardRow.from_place(place, model, self.doc)
+
+        awaited: Any = with_model()
+        return awaited  # type: ignore[no-any-return]
+
+    def _leader_row(self) -> rules.Row | None:
+        """The leader's row, for what its entry alone decides (headroom): stored, or read off
+        the whole leaderboard."""
+        stored = self._stored_leaders()
+        if stored is None:
+            return rules.leader(self.rows)
+        place = stored["leader"]
+        if place is None:
+            return None
+        entry = place["entry"]
+        return rules.Row(
+            rank=place["rank"], model_name=entry["model_name"], model=None, entry=entry
+        )
+
+    def _with_leader_row(self, answer: Callable[[rules.Row | None], T]) -> T:
+        if self._stored_leaders() is not None:
+            return answer(self._leader_row())
+        return self._with_whole(lambda: answer(self._leader_row()))
 
     def _kept(self) -> KeptBoards | None:
         return kept_for(self.context.store) if self.stored else None
@@ -323,7 +404,10 @@ class Benchmark(SlugNode, Revised):
     @strawberry.field(description="The row that tops the leaderboard, tracked or not.")
     def leader(self, as_of: AsOf = None) -> LeaderboardRow | None:
         if as_of is None:
-            return self.derived.leader
+            stored = self._stored_leaders()
+            if stored is not None:
+                return self._placed(stored["leader"])
+            return self._with_whole(lambda: self.derived.leader)
         return self._on(as_of, lambda board: self._row(board, rules.leader(board.rows)))
 
     @strawberry.field(
@@ -387,7 +471,7 @@ class Benchmark(SlugNode, Revised):
         )
     )
     def headroom(self) -> float | None:
-        return headroom_rules.headroom(self.doc, rules.leader(self.rows))
+        return self._with_leader_row(lambda leader: headroom_rules.headroom(self.doc, leader))
 
     @strawberry.field(
         description=(
@@ -397,7 +481,7 @@ class Benchmark(SlugNode, Revised):
         )
     )
     def near_ceiling(self) -> bool | None:
-        return headroom_rules.near_ceiling(self.doc, rules.leader(self.rows))
+        return self._with_leader_row(lambda leader: headroom_rules.near_ceiling(self.doc, leader))
 
     @strawberry.field(
         description=(
@@ -407,7 +491,10 @@ class Benchmark(SlugNode, Revised):
     )
     def tracked_leader(self, as_of: AsOf = None) -> LeaderboardRow | None:
         if as_of is None:
-            return self.derived.tracked_leader
+            stored = self._stored_leaders()
+            if stored is not None:
+                return self._placed(stored["tracked_leader"])
+            return self._with_whole(lambda: self.derived.tracked_leader)
         return self._on(as_of, lambda board: self._row(board, rules.tracked_leader(board.rows)))
 
     @strawberry.field(description="How many rows the leaderboard has (one per model).")
@@ -416,19 +503,19 @@ class Benchmark(SlugNode, Revised):
 
     @strawberry.field(description="How many leaderboard rows are models we track.")
     def tracked_model_count(self) -> int:
-        return self.derived.tracked_model_count
+        return self._with_whole(lambda: self.derived.tracked_model_count)
 
     @strawberry.field(
         description="Of the tracked models on the leaderboard, the best on the capability index."
     )
     def strongest_model_tested(self) -> Model | None:
-        return self.derived.strongest_model_tested
+        return self._with_whole(lambda: self.derived.strongest_model_tested)
 
     @strawberry.field(
         description="Of the tracked models on the leaderboard, the newest by release month."
     )
     def last_model_added(self) -> Model | None:
-        return self.derived.last_model_added
+        return self._with_whole(lambda: self.derived.last_model_added)
 
     @strawberry.field(
         directives=[sliced_by("last")],
@@ -442,7 +529,7 @@ class Benchmark(SlugNode, Revised):
     def scores_over_time(self, last: SliceArgument = DEFAULT_SCORE_POINTS) -> list[ScorePoint]:
         count = slice_size("last", last)
         if self.history_tracked:
-            points = scores_over_time(self.doc, self.tracked, self._kept())
+            points = scores_over_time(self.whole, self.tracked, self._kept())
             return points[len(points) - count :]
 
         async def once_loaded() -> list[ScorePoint]:
@@ -476,19 +563,22 @@ class Benchmark(SlugNode, Revised):
 
     @strawberry.field(description="Headline results labs reported for it in model cards.")
     def model_card_reports(self) -> ModelCardReports:
-        reports = self.doc["model_card_reports"]
-        return ModelCardReports(
-            total_count=len(reports),
-            nodes=[
-                ModelCardReport(
-                    model_name=report["model_name"],
-                    score=report["score"],
-                    reported_on=report["reported_on"],
-                    url=report["url"],
-                )
-                for report in reports
-            ],
-        )
+        def reports() -> ModelCardReports:
+            found = self.whole["model_card_reports"]
+            return ModelCardReports(
+                total_count=len(found),
+                nodes=[
+                    ModelCardReport(
+                        model_name=report["model_name"],
+                        score=report["score"],
+                        reported_on=report["reported_on"],
+                        url=report["url"],
+                    )
+                    for report in found
+                ],
+            )
+
+        return self._with_whole(reports)
 
     @strawberry.field(description="The parent record this benchmark is a track of, if any.")
     def parent(self, info: strawberry.Info[Context]) -> "Benchmark | None":
@@ -572,7 +662,7 @@ class Benchmark(SlugNode, Revised):
         size = slice_size("first", first)
         only = _report_filter(reported_by, exclude_self_reported)
         if as_of is None and only.everything:
-            return kept(self.derived)[:size]
+            return self._with_whole(lambda: kept(self.derived)[:size])
         return self._on(
             as_of,
             lambda board: [LeaderboardRow.from_row(r, board, self.doc) for r in pick(board)[:size]],
@@ -593,8 +683,12 @@ class Benchmark(SlugNode, Revised):
         """
         if as_of is None:
             if only.everything:
-                return answer(self.board)
-            return answer(self._board(self._rows_of(self.doc["entries"], self.tracked, only)))
+                return self._with_whole(lambda: answer(self.board))
+            return self._with_whole(
+                lambda: answer(
+                    self._board(self._rows_of(self.whole["entries"], self.tracked, only))
+                )
+            )
 
         async def on_that_day() -> T:
             return answer(self._board(await self._rows_as_of(as_of, only)))
@@ -629,7 +723,7 @@ class Benchmark(SlugNode, Revised):
         if "history" not in self.doc:
             whole = await self.context.loaders.benchmark_by_slug.load(self.slug)
             return [] if whole is None else whole.get("history", [])
-        return self.doc["history"]
+        return self.whole["history"]
 
     def _around(self, info: strawberry.Info[Context], answer: Callable[[Neighbourhood], T]) -> T:
         """`answer` from the benchmarks around this one: at once if they came with it (a page),
@@ -686,6 +780,14 @@ async def benchmark_page(context: Context, slug: str) -> Benchmark | None:
 
 def _members(around: Neighbourhood) -> list[BenchmarkDoc]:
     return [*around.family, *around.siblings]
+
+
+def benchmarks_from_summaries(
+    context: Context, summaries: list[BenchmarkSummaryDoc]
+) -> list[Benchmark]:
+    """A catalog's rows: each answers from its summary, its stored leaders with their models
+    as they are now, and loads the rest only for a field that needs it."""
+    return [Benchmark.from_doc(doc, {}, context, stored=True) for doc in summaries]
 
 
 async def benchmarks_from_docs(

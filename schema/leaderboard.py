@@ -5,13 +5,13 @@ from typing import Self
 import strawberry
 
 from resolvers import leaderboard as rules
-from resolvers import uncertainty
+from resolvers import ranking, uncertainty
 from resolvers.contamination import released_after_test_set
-from resolvers.ranking import Board
+from resolvers.ranking import Board, Places, StoredPlaces
 from resolvers.reporting import reported_by, self_reported
 from schema.enums import SourceKind
 from schema.model import Model
-from store import BenchmarkDoc, Date
+from store import BenchmarkSummaryDoc, Date, ModelDoc, PlaceDoc
 
 
 @strawberry.type(
@@ -83,11 +83,11 @@ class LeaderboardRow:
     )
 
     row: strawberry.Private[rules.Row]
-    board: strawberry.Private[Board]
-    benchmark: strawberry.Private[BenchmarkDoc]
+    board: strawberry.Private[Places]
+    benchmark: strawberry.Private[BenchmarkSummaryDoc]
 
     @classmethod
-    def from_row(cls, row: rules.Row, board: Board, benchmark: BenchmarkDoc) -> Self:
+    def from_row(cls, row: rules.Row, board: Places, benchmark: BenchmarkSummaryDoc) -> Self:
         entry = row.entry
         return cls(
             rank=row.rank,
@@ -109,9 +109,29 @@ class LeaderboardRow:
 
     @classmethod
     def from_optional_row(
-        cls, row: rules.Row | None, board: Board, benchmark: BenchmarkDoc
+        cls, row: rules.Row | None, board: Board, benchmark: BenchmarkSummaryDoc
     ) -> Self | None:
         return None if row is None else cls.from_row(row, board, benchmark)
+
+    @classmethod
+    def from_place(
+        cls, place: PlaceDoc, model: ModelDoc | None, benchmark: BenchmarkSummaryDoc
+    ) -> Self:
+        """A row stored with its benchmark (a catalog row's leader), its tracked model as it is
+        now."""
+        entry = place["entry"]
+        row = rules.Row(
+            rank=place["rank"],
+            model_name=rules.display_name(entry, model),
+            model=model,
+            entry=entry,
+        )
+        places = StoredPlaces(
+            unit=benchmark["metric"]["unit"],
+            places=ranking.RankRange(best=place["best"], worst=place["worst"]),
+            tied=place["tied_with_leader"],
+        )
+        return cls.from_row(row, places, benchmark)
 
     @strawberry.field(
         description=(

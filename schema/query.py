@@ -6,7 +6,7 @@ from strawberry import relay
 from api_errors import ApiError, shown
 from editing import MAX_CATEGORIES
 from resolvers.catalog import BenchmarkOrder, sort_models
-from schema.benchmark import Benchmark, Category, benchmark_page, benchmarks_from_docs
+from schema.benchmark import Benchmark, Category, benchmark_page, benchmarks_from_summaries
 from schema.changes import Change, ChangeConnection, ChangeFilterInput, change_feed
 from schema.context import Context
 from schema.directives import at_most, page_of
@@ -92,7 +92,7 @@ class Query(WebhookQueries):
         docs, total = await info.context.store.benchmark_page(where, order, key, size + 1)
         shown = docs[:size]
         return cursor_connection(
-            await benchmarks_from_docs(info.context, shown, stored=True),
+            benchmarks_from_summaries(info.context, shown),
             [encode_key_cursor(order, order_key(doc, order)) for doc in shown],
             has_next_page=len(docs) > size,
             has_previous_page=after is not None,

@@ -12,6 +12,7 @@ from store import (
     ApiKeyDoc,
     BenchmarkDoc,
     BenchmarkFilter,
+    BenchmarkSummaryDoc,
     BudgetDoc,
     CategoryCountDoc,
     CategoryDoc,
@@ -22,6 +23,7 @@ from store import (
     DeliveryDoc,
     ItemCounts,
     LabDoc,
+    LeadersDoc,
     ModelDoc,
     Neighbourhood,
     NeighbourhoodRequest,
@@ -119,7 +121,7 @@ class ObservedStore(Store):
 
     async def benchmark_page(
         self, where: BenchmarkFilter, order: Order, after: list[Any] | None, limit: int
-    ) -> tuple[list[BenchmarkDoc], int]:
+    ) -> tuple[list[BenchmarkSummaryDoc], int]:
         with self.observe("benchmark_page"):
             return await self.inner.benchmark_page(where, order, after, limit)
 
@@ -190,10 +192,12 @@ class ObservedStore(Store):
             return await self.inner.model_results(model, offset, limit)
 
     async def set_tracked_ranks(
-        self, ranks: dict[str, tuple[int, list[TrackedRankDoc]]]
+        self,
+        ranks: dict[str, tuple[int, list[TrackedRankDoc]]],
+        leaders: dict[str, LeadersDoc] | None = None,
     ) -> list[str]:
         with self.observe("set_tracked_ranks"):
-            return await self.inner.set_tracked_ranks(ranks)
+            return await self.inner.set_tracked_ranks(ranks, leaders)
 
     async def item_counts(self) -> ItemCounts:
         with self.observe("item_counts"):

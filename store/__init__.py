@@ -19,6 +19,7 @@ from store.dates import (
 from store.documents import (
     ApiKeyDoc,
     BenchmarkDoc,
+    BenchmarkSummaryDoc,
     BudgetDoc,
     CategoryCountDoc,
     CategoryDoc,
@@ -28,7 +29,10 @@ from store.documents import (
     EntryDoc,
     IntervalDoc,
     LabDoc,
+    LeadersDoc,
+    MetricDoc,
     ModelDoc,
+    PlaceDoc,
     ReadDoc,
     SiteFiguresDoc,
     SortFieldsDoc,
@@ -55,6 +59,7 @@ from store.queries import (
     Write,
     WriteFailed,
     order_key,
+    summary_of,
 )
 from store.reads import noting_reads
 from store.seed import load_bundled_dataset
@@ -87,6 +92,7 @@ __all__ = [
     "ApiKeyDoc",
     "BenchmarkDoc",
     "BenchmarkFilter",
+    "BenchmarkSummaryDoc",
     "BudgetDoc",
     "CategoryCountDoc",
     "CategoryDoc",
@@ -103,12 +109,15 @@ __all__ = [
     "ItemCounts",
     "Kind",
     "LabDoc",
+    "LeadersDoc",
     "Level",
+    "MetricDoc",
     "MetricUnit",
     "ModelDoc",
     "Neighbourhood",
     "NeighbourhoodRequest",
     "Order",
+    "PlaceDoc",
     "ReadDoc",
     "Scoring",
     "SeedState",
@@ -136,6 +145,7 @@ __all__ = [
     "prepare",
     "purge_keys",
     "score_range",
+    "summary_of",
     "surrogate_keys",
     "too_early",
 ]

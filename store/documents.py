@@ -96,7 +96,31 @@ class SortFieldsDoc(TypedDict):
     release_key: str
 
 
-class BenchmarkDoc(TypedDict):
+class PlaceDoc(TypedDict):
+    """A leaderboard row as a catalog shows it, stored with its benchmark (editing.derived):
+    its entry, its rank, its tracked model (its slug: the model is read as it is now), and
+    the places it could hold given the uncertainty of every row (resolvers.ranking)."""
+
+    rank: int
+    model: str | None
+    entry: EntryDoc
+    best: int
+    worst: int
+    tied_with_leader: bool
+
+
+class LeadersDoc(TypedDict):
+    """A benchmark's leader and tracked leader, derived on every write of the benchmark and
+    again whenever the tracked models its rows name change (editing.workspace)."""
+
+    leader: PlaceDoc | None
+    tracked_leader: PlaceDoc | None
+
+
+class BenchmarkSummaryDoc(TypedDict):
+    """What a catalog row can show of a benchmark: its own fields and its stored leaders,
+    without its leaderboard, so that a catalog page decodes no entry."""
+
     slug: str
     name: str
     description: str | None
@@ -120,11 +144,6 @@ class BenchmarkDoc(TypedDict):
     task_count: NotRequired[int | None]
     source: SourceDoc | None
     scores_refreshed_on: Date | None
-    entries: list[EntryDoc]
-    model_card_reports: list[ModelCardReportDoc]
-    # Every read of the leaderboard, oldest first; `entries` is the last one's. Left out of
-    # reads that only need the current leaderboard.
-    history: NotRequired[list[ReadDoc]]
     revision: int
     updated_by: str
     updated_at: DateTime
@@ -137,6 +156,17 @@ class BenchmarkDoc(TypedDict):
     demotion: NotRequired[int]
     name_key: NotRequired[str]
     release_key: NotRequired[str]
+    # The leader and tracked leader a catalog row shows (absent in documents written before
+    # they were kept: read from the leaderboard then).
+    leaders: NotRequired[LeadersDoc]
+
+
+class BenchmarkDoc(BenchmarkSummaryDoc):
+    entries: list[EntryDoc]
+    model_card_reports: list[ModelCardReportDoc]
+    # Every read of the leaderboard, oldest first; `entries` is the last one's. Left out of
+    # reads that only need the current leaderboard.
+    history: NotRequired[list[ReadDoc]]
     # Each tracked model's place on the current leaderboard, best first: a model's results
     # are paged in that order.
     tracked_ranks: NotRequired[list[TrackedRankDoc]]

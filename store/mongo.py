@@ -12,6 +12,7 @@ from typing import Any
 from pymongo import ASCENDING, ReturnDocument
 from pymongo.errors import BulkWriteError, DuplicateKeyError, PyMongoError
 
+from store import subjects
 from store.changes import (
     GAP_SECONDS,
     POLL_SECONDS,
@@ -30,11 +31,13 @@ from store.changes import (
 from store.documents import (
     ApiKeyDoc,
     BenchmarkDoc,
+    BenchmarkSummaryDoc,
     BudgetDoc,
     CategoryCountDoc,
     CategoryDoc,
     DeliveryDoc,
     LabDoc,
+    LeadersDoc,
     ModelDoc,
     SiteFiguresDoc,
     TrackedRankDoc,
@@ -46,6 +49,7 @@ from store.queries import (
     PROVENANCE_ID,
     SEED_ID,
     SITE_FIGURES_ID,
+    SUMMARY_LEFT_OUT,
     AlreadyExists,
     BenchmarkFilter,
     Collection,
@@ -76,6 +80,8 @@ NO_ID = {"_id": 0}
 CHANGE_COUNTER = "changes"  # the counters document that numbers the change log
 RETRY_SECONDS = 5.0
 WITHOUT_HISTORY = {"_id": 0, "history": 0}
+# A catalog row's summary: the server sends no entry (store.queries.summary_of).
+SUMMARY = {"_id": 0, **dict.fromkeys(SUMMARY_LEFT_OUT, 0)}
 
 
 class MongoStore:
@@ -290,16 +296,16 @@ class MongoStore:
 
     async def benchmark_page(
         self, where: BenchmarkFilter, order: Order, after: list[Any] | None, limit: int
-    ) -> tuple[list[BenchmarkDoc], int]:
+    ) -> tuple[list[BenchmarkSummaryDoc], int]:
         """Up to `limit` benchmarks of the catalog in `order`, after the one whose order key is
-        `after` (an index seek: keyset paging), and how many match in all."""
+        `after` (an index seek: keyset paging), as summaries, and how many match in all."""
         query = _filter_query(where)
         total = await self.db.benchmarks.count_documents(query)
         if limit == 0:  # MongoDB reads limit(0) as no limit at all
             return [], total
         if after is not None:
             query = {"$and": [query, _after(ORDER_FIELDS[order], after)]}
-        cursor = self.db.benchmarks.find(query, WITHOUT_HISTORY).sort(ORDERS[order]).limit(limit)
+        cursor = self.db.benchmarks.find(query, SUMMARY).sort(ORDERS[order]).limit(limit)
         return await cursor.to_list(None), total
 
     async def model_results(
@@ -323,23 +329,30 @@ class MongoStore:
         return await self.db.benchmarks.aggregate(pipeline).to_list(None), total
 
     async def set_tracked_ranks(
-        self, ranks: dict[str, tuple[int, list[TrackedRankDoc]]]
+        self,
+        ranks: dict[str, tuple[int, list[TrackedRankDoc]]],
+        leaders: dict[str, LeadersDoc] | None = None,
     ) -> list[str]:
-        """Place tracked models anew on these benchmarks' leaderboards (derived data only), each
-        if it is still at the revision its placements were made from: the slugs that moved on
-        (left as their writer placed them). An update each (mongomock cannot run pymongo's
-        bulk `UpdateOne`)."""
+        """Place tracked models anew on these benchmarks' leaderboards (derived data only), and
+        with `leaders` (by slug) their leaders, each if it is still at the revision its
+        placements were made from: the slugs that moved on (left as their writer placed
+        them). An update each (mongomock cannot run pymongo's bulk `UpdateOne`)."""
         moved, touched = [], set()
         for slug, (revision, placed) in ranks.items():
+            fields: dict[str, Any] = {"tracked_ranks": placed}
+            if leaders is not None and slug in leaders:
+                fields["leaders"] = leaders[slug]
             before = await self.db.benchmarks.find_one_and_update(
                 {"slug": slug, "revision": revision},
-                {"$set": {"tracked_ranks": placed}},
-                projection={"_id": 0, "tracked_ranks": 1},
+                {"$set": fields},
+                projection={"_id": 0, "tracked_ranks": 1, "leaders": 1},
             )
             if before is None:
                 moved.append(slug)
-            else:
-                touched |= ranks_moved(placements(before), placements({"tracked_ranks": placed}))
+                continue
+            touched |= ranks_moved(placements(before), placements({"tracked_ranks": placed}))
+            if "leaders" in fields and before.get("leaders") != fields["leaders"]:
+                touched.add(subjects.leaders(slug))
         if touched:
             await self._log([ChangeDraft(ChangeKind.PLACEMENTS_UPDATED, frozenset(touched))])
         return moved

@@ -15,11 +15,13 @@ from store.changes import Change, ChangeFilter, DataVersion
 from store.documents import (
     ApiKeyDoc,
     BenchmarkDoc,
+    BenchmarkSummaryDoc,
     BudgetDoc,
     CategoryCountDoc,
     CategoryDoc,
     DeliveryDoc,
     LabDoc,
+    LeadersDoc,
     ModelDoc,
     SiteFiguresDoc,
     TrackedRankDoc,
@@ -128,9 +130,18 @@ them), so that one index serves the order and a page after a cursor is found by 
 keyset paging."""
 
 
-def order_key(doc: BenchmarkDoc, order: Order) -> list[Any]:
+def order_key(doc: BenchmarkSummaryDoc, order: Order) -> list[Any]:
     """Where a benchmark stands in `order`: the values a cursor after it carries."""
     return [doc[field] for field in ORDER_FIELDS[order]]  # type: ignore[literal-required]
+
+
+SUMMARY_LEFT_OUT = ("entries", "model_card_reports", "history", "tracked_ranks")
+"""What a benchmark holds beyond its summary: its leaderboard and what grows with it."""
+
+
+def summary_of(doc: BenchmarkDoc) -> BenchmarkSummaryDoc:
+    """The benchmark as a catalog row reads it (what the stores keep as its summary)."""
+    return {k: v for k, v in doc.items() if k not in SUMMARY_LEFT_OUT}  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
@@ -185,7 +196,11 @@ class Store(Protocol):
     async def benchmarks_with_model_keys(self, keys: list[str]) -> list[BenchmarkDoc]: ...
     async def benchmark_page(
         self, where: BenchmarkFilter, order: Order, after: list[Any] | None, limit: int
-    ) -> tuple[list[BenchmarkDoc], int]: ...
+    ) -> tuple[list[BenchmarkSummaryDoc], int]:
+        """Up to `limit` benchmarks of the catalog in `order`, after the one whose order key
+        is `after` (keyset paging), as summaries (no entry is read), and how many match."""
+        ...
+
     async def leaderboard_size(self, slug: str) -> int | None:
         """How many models the benchmark's leaderboard lists (by their names as listed: at
         least its rows), by its index alone; None if there is no such benchmark."""
@@ -217,8 +232,14 @@ class Store(Protocol):
         self, model: str, offset: int, limit: int
     ) -> tuple[list[BenchmarkDoc], int]: ...
     async def set_tracked_ranks(
-        self, ranks: dict[str, tuple[int, list[TrackedRankDoc]]]
-    ) -> list[str]: ...
+        self,
+        ranks: dict[str, tuple[int, list[TrackedRankDoc]]],
+        leaders: dict[str, LeadersDoc] | None = None,
+    ) -> list[str]:
+        """Place tracked models anew on these benchmarks' leaderboards, with (by slug) their
+        leaders anew, each if still at the revision given: the slugs that moved on."""
+        ...
+
     async def is_empty(self) -> bool: ...
     async def seed_state(self) -> SeedState: ...
     async def mark_seed(self, finished: bool) -> None: ...

@@ -5,8 +5,8 @@ that touch one of them.
 Each read names what it depends on by what it asked and what it found: a benchmark asked for by
 slug depends on that benchmark (found or not: creating it changes the answer); a sibling slice
 on its category's membership and on each benchmark shown; a catalog page on the catalog and on
-each row. A method without a rule here depends on everything, so a new read is never reused
-wrongly, only too rarely. Writes pass through as they are.
+each row and the leaders kept with it. A method without a rule here depends on everything, so
+a new read is never reused wrongly, only too rarely. Writes pass through as they are.
 """
 
 from collections.abc import Callable, Iterable
@@ -58,7 +58,7 @@ READS: dict[str, Rule] = {
     "neighbourhoods": lambda args, found: set().union(*map(_neighbourhood, found)),
     "benchmarks_with_model_keys": lambda args, found: {s.LISTINGS, *s.of_benchmarks(found)},
     "leaderboard_size": lambda args, found: {s.benchmark(args[0])},
-    "benchmark_page": lambda args, found: {s.CATALOG, *s.of_benchmarks(found[0])},
+    "benchmark_page": lambda args, found: {s.CATALOG, *s.of_summaries(found[0])},
     "model_results": lambda args, found: {s.ranks(args[0]), *s.of_benchmarks(found[0])},
     "benchmark_parents": lambda args, found: {s.CATALOG},
     "categories": lambda args, found: {s.CATALOG},

@@ -1,9 +1,11 @@
 """The embedded store: the same documents as on MongoDB, kept in SQLite in a data directory.
 
 One JSON document per benchmark (its leaderboard embedded; its history of reads in a column of
-its own, read only where it is shown), per model, lab, category, API key and site record. The
-fields that queries filter or sort on are copied into indexed columns, and a benchmark's model
-keys and a model's name and alias keys into side tables, on every write.
+its own, read only where it is shown; its summary, what a catalog row shows with its stored
+leaders, in another, so that a catalog page decodes no entry), per model, lab, category, API
+key and site record. The fields that queries filter or sort on are copied into indexed
+columns, and a benchmark's model keys and a model's name and alias keys into side tables, on
+every write.
 
 Every call runs on one thread of its own with one connection, so the event loop never waits on
 the disk. WAL mode lets other processes (the CLI) read and write the same file while a server
@@ -27,6 +29,7 @@ from typing import Any, TypeVar
 
 import orjson
 
+from store import subjects
 from store.changes import (
     POLL_SECONDS,
     RETENTION,
@@ -44,11 +47,13 @@ from store.changes import (
 from store.documents import (
     ApiKeyDoc,
     BenchmarkDoc,
+    BenchmarkSummaryDoc,
     BudgetDoc,
     CategoryCountDoc,
     CategoryDoc,
     DeliveryDoc,
     LabDoc,
+    LeadersDoc,
     ModelDoc,
     SiteFiguresDoc,
     TrackedRankDoc,
@@ -71,6 +76,7 @@ from store.queries import (
     StoreUnavailable,
     Write,
     WriteFailed,
+    summary_of,
 )
 from store.subjects import (
     KEYS,
@@ -105,7 +111,8 @@ CREATE TABLE IF NOT EXISTS benchmarks (
     kind TEXT,
     lab TEXT,
     doc BLOB NOT NULL,
-    history BLOB NOT NULL
+    history BLOB NOT NULL,
+    summary BLOB NOT NULL             -- store.queries.summary_of, with the stored leaders
 );
 CREATE INDEX IF NOT EXISTS benchmarks_by_prominence
     ON benchmarks (retired, demotion, name_key, slug);
@@ -180,11 +187,12 @@ CREATE INDEX IF NOT EXISTS webhook_deliveries_in_order
     ON webhook_deliveries (webhook, created_at);
 """
 
-SCHEMA_VERSION = 4
-UPGRADES_FROM = {3}  # versions whose files this one opens and upgrades (4 added the change log)
+SCHEMA_VERSION = 5
+# Versions whose files this one opens and upgrades (4 added the change log, 5 the summaries).
+UPGRADES_FROM = {3, 4}
 BENCHMARK_COLUMNS = (
     "slug, revision, name, category, family, status, retired, demotion, name_key, release_key, "
-    "kind, lab, doc, history"
+    "kind, lab, doc, history, summary"
 )
 # The orders of a catalog (store.queries.ORDER_FIELDS), as SQL.
 ORDERS = {order: ", ".join(fields) for order, fields in ORDER_FIELDS.items()}
@@ -247,6 +255,7 @@ class SqliteStore:
         connection.execute("PRAGMA wal_autocheckpoint = 10000")  # 40 MB: fewer fsyncs
         connection.execute("PRAGMA cache_size = -65536")  # 64 MB of pages: the indexes, mostly
         connection.executescript(SCHEMA)
+        _add_summaries(connection)
         connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         return connection
 
@@ -499,9 +508,9 @@ class SqliteStore:
 
     async def benchmark_page(
         self, where: BenchmarkFilter, order: Order, after: list[Any] | None, limit: int
-    ) -> tuple[list[BenchmarkDoc], int]:
+    ) -> tuple[list[BenchmarkSummaryDoc], int]:
         """Up to `limit` benchmarks of the catalog in `order`, after the one whose order key is
-        `after` (an index seek: keyset paging), and how many match in all."""
+        `after` (an index seek: keyset paging), as summaries, and how many match in all."""
         conditions, parameters = [], []
         for column, value in (
             ("category", where.category),
@@ -523,12 +532,12 @@ class SqliteStore:
             seek = f"{' AND' if conditions else ' WHERE'} ({ORDERS[order]}) > ({marks})"
             values = after
 
-        def read(connection: sqlite3.Connection) -> tuple[list[BenchmarkDoc], int]:
+        def read(connection: sqlite3.Connection) -> tuple[list[BenchmarkSummaryDoc], int]:
             total = connection.execute(
                 f"SELECT count(*) FROM benchmarks{matching}", parameters
             ).fetchone()[0]
             rows = connection.execute(
-                f"SELECT doc FROM benchmarks{matching}{seek} ORDER BY {ORDERS[order]} LIMIT ?",
+                f"SELECT summary FROM benchmarks{matching}{seek} ORDER BY {ORDERS[order]} LIMIT ?",
                 [*parameters, *values, limit],
             ).fetchall()
             return [orjson.loads(blob) for (blob,) in rows], total
@@ -555,17 +564,21 @@ class SqliteStore:
         return await self._run(read)
 
     async def set_tracked_ranks(
-        self, ranks: dict[str, tuple[int, list[TrackedRankDoc]]]
+        self,
+        ranks: dict[str, tuple[int, list[TrackedRankDoc]]],
+        leaders: dict[str, LeadersDoc] | None = None,
     ) -> list[str]:
-        """Place tracked models anew on these benchmarks' leaderboards (derived data only), each
-        if it is still at the revision its placements were made from: the slugs that moved on
-        (left as their writer placed them)."""
+        """Place tracked models anew on these benchmarks' leaderboards (derived data only), and
+        with `leaders` (by slug) their summaries' leaders, each if it is still at the revision
+        its placements were made from: the slugs that moved on (left as their writer placed
+        them)."""
 
         def write(connection: sqlite3.Connection, drafts: Drafts) -> list[str]:
             moved, touched = [], set()
             for slug, (revision, placed) in ranks.items():
                 held = connection.execute(
-                    "SELECT 1 FROM benchmarks WHERE slug = ? AND revision = ?", (slug, revision)
+                    "SELECT doc, summary FROM benchmarks WHERE slug = ? AND revision = ?",
+                    (slug, revision),
                 ).fetchone()
                 if held is None:
                     moved.append(slug)
@@ -574,6 +587,16 @@ class SqliteStore:
                 connection.execute("DELETE FROM model_ranks WHERE slug = ?", (slug,))
                 _insert_ranks(connection, slug, placed)
                 touched |= ranks_moved(before, placements({"tracked_ranks": placed}))
+                if leaders is not None and slug in leaders:
+                    # In the document too, as on MongoDB: a write comparing it finds it current.
+                    doc, summary = orjson.loads(held[0]), orjson.loads(held[1])
+                    if summary.get("leaders") != leaders[slug]:
+                        doc["leaders"] = summary["leaders"] = leaders[slug]
+                        connection.execute(
+                            "UPDATE benchmarks SET doc = ?, summary = ? WHERE slug = ?",
+                            (_dumps(doc), _dumps(summary), slug),
+                        )
+                        touched.add(subjects.leaders(slug))
             if touched:
                 drafts.append(ChangeDraft(ChangeKind.PLACEMENTS_UPDATED, frozenset(touched)))
             return moved
@@ -1096,7 +1119,7 @@ def _insert_benchmark(connection: sqlite3.Connection, doc: BenchmarkDoc) -> None
     made_by = doc["made_by"]
     connection.execute(
         f"INSERT INTO benchmarks ({BENCHMARK_COLUMNS}) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             doc["slug"],
             doc["revision"],
@@ -1112,6 +1135,7 @@ def _insert_benchmark(connection: sqlite3.Connection, doc: BenchmarkDoc) -> None
             None if made_by is None else made_by["slug"],
             _dumps(stored),
             _dumps(doc.get("history", [])),
+            _dumps(summary_of(doc)),
         ),
     )
     keys = {entry["model_key"] for entry in doc["entries"] if "model_key" in entry}
@@ -1120,6 +1144,34 @@ def _insert_benchmark(connection: sqlite3.Connection, doc: BenchmarkDoc) -> None
         [(key, doc["slug"]) for key in keys],
     )
     _insert_ranks(connection, doc["slug"], doc.get("tracked_ranks", []))
+
+
+def _add_summaries(connection: sqlite3.Connection) -> None:
+    """Give a file made before summaries (schema 4 and older) its summary column, each
+    benchmark's summary made from its document. Their leaders are not stored yet (the store
+    knows no leaderboard rule): a catalog reads those from the leaderboard until the next
+    write of each (schema.benchmark)."""
+    if _has_summaries(connection):
+        return
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        if _has_summaries(connection):  # another process upgraded it meanwhile
+            connection.execute("COMMIT")
+            return
+        connection.execute("ALTER TABLE benchmarks ADD COLUMN summary BLOB")
+        rows = connection.execute("SELECT slug, doc FROM benchmarks").fetchall()
+        connection.executemany(
+            "UPDATE benchmarks SET summary = ? WHERE slug = ?",
+            [(_dumps(summary_of(orjson.loads(doc))), slug) for slug, doc in rows],
+        )
+        connection.execute("COMMIT")
+    except BaseException:
+        connection.execute("ROLLBACK")
+        raise
+
+
+def _has_summaries(connection: sqlite3.Connection) -> bool:
+    return any(row[1] == "summary" for row in connection.execute("PRAGMA table_info(benchmarks)"))
 
 
 def _insert_ranks(connection: sqlite3.Connection, slug: str, ranks: list[TrackedRankDoc]) -> None:

@@ -11,6 +11,8 @@ Each subject is a short string:
 - `models`: which models are tracked, and the names and aliases they answer to;
 - `model:<slug>`: one tracked model's document;
 - `ranks:<model>`: where a tracked model is placed on the leaderboards (its standings);
+- `leaders:<slug>`: the leader and tracked leader kept with a benchmark (its catalog row's),
+  placed anew when the tracked models its rows name change;
 - `listings`: which benchmarks list which model names;
 - `labs`, `categories`, `site`, `keys`: those collections, each as a whole;
 - `*`: everything (a read this module cannot describe: any change retires it).
@@ -51,6 +53,10 @@ def model(slug: str) -> str:
 
 def ranks(model_slug: str) -> str:
     return f"ranks:{model_slug}"
+
+
+def leaders(slug: str) -> str:
+    return f"leaders:{slug}"
 
 
 def placements(doc: Any) -> set[tuple[str, int]]:
@@ -114,6 +120,12 @@ COLLECTION_SUBJECTS = {"labs": LABS, "categories": CATEGORIES, "site": SITE, "ap
 def of_benchmarks(docs: Iterable[Any]) -> set[str]:
     """What reading these benchmark documents depends on: each of them."""
     return {benchmark(doc["slug"]) for doc in docs}
+
+
+def of_summaries(docs: Iterable[Any]) -> set[str]:
+    """What reading these benchmarks' summaries depends on: each of them, and the leaders
+    kept with each (placed anew without a write of the benchmark)."""
+    return {subject for doc in docs for subject in (benchmark(doc["slug"]), leaders(doc["slug"]))}
 
 
 ALL_KEY = "all"

@@ -12,8 +12,9 @@ from editing.changes import Catalog, Stamp, changed_benchmark
 from editing.importer import seed
 from editing.inputs import BenchmarkFields, parse
 from store.changes import Change, ChangeKind
-from store.documents import CategoryDoc, ModelDoc, TrackedRankDoc, YearMonth
-from store.queries import AlreadyExists, BenchmarkFilter, Collection, Store
+from store.documents import CategoryDoc, LeadersDoc, ModelDoc, TrackedRankDoc, YearMonth
+from store.queries import SUMMARY_LEFT_OUT, AlreadyExists, BenchmarkFilter, Collection, Store
+from store.reads import noting_reads
 from store.seed import load_bundled_dataset
 from store.sqlite import SqliteStore
 
@@ -75,6 +76,44 @@ async def test_new_placements_log_the_models_whose_places_moved_on_every_benchma
     assert change.subjects == {f"ranks:{first['model']}", "ranks:placed-model"}
 
     await store.set_tracked_ranks({GENERAL: (general["revision"], moved_on)})
+    assert await store.changes_after(change.sequence, 100) == []
+
+
+async def test_leaders_placed_anew_reach_the_catalog_and_log_the_rows_they_moved(
+    store: Store,
+) -> None:
+    """Leaders placed with the tracked models land in the summaries a catalog reads (no entry
+    with them), at the revision given only; their change names `leaders:<slug>` for the rows
+    whose leaders moved, and the catalog's read depends on it."""
+    found = {doc["slug"]: doc for doc in await store.benchmarks_by_slugs([GENERAL, HARD])}
+    general, hard = found[GENERAL], found[HARD]
+    untracked: LeadersDoc = {**general["leaders"], "tracked_leader": None}
+    _, newest = await store.change_bounds()
+    moved = await store.set_tracked_ranks(
+        {
+            GENERAL: (general["revision"], general["tracked_ranks"]),
+            HARD: (hard["revision"], hard["tracked_ranks"]),
+        },
+        {GENERAL: untracked, HARD: hard["leaders"]},  # the hard track's stay as they were
+    )
+    assert moved == []
+    [change] = await store.changes_after(newest, 100)
+    assert change.kind is ChangeKind.PLACEMENTS_UPDATED
+    assert change.subjects == {f"leaders:{GENERAL}"}
+
+    read: set[str] = set()
+    rows, _ = await noting_reads(store, read).benchmark_page(BenchmarkFilter(), "name", None, 100)
+    assert not [field for row in rows for field in SUMMARY_LEFT_OUT if field in row]
+    [row] = [row for row in rows if row["slug"] == GENERAL]
+    assert row["leaders"] == untracked
+    assert {f"leaders:{GENERAL}", f"benchmark:{GENERAL}", "catalog"} <= read
+    [whole] = await store.benchmarks_by_slugs([GENERAL])
+    assert whole["leaders"] == untracked  # the document says the same
+
+    stale = {GENERAL: (general["revision"] - 1, general["tracked_ranks"])}
+    assert await store.set_tracked_ranks(stale, {GENERAL: general["leaders"]}) == [GENERAL]
+    rows, _ = await store.benchmark_page(BenchmarkFilter(), "name", None, 100)
+    assert [row["leaders"] for row in rows if row["slug"] == GENERAL] == [untracked]
     assert await store.changes_after(change.sequence, 100) == []
 
 
