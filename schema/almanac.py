@@ -6,6 +6,7 @@ import strawberry
 from graphql import GraphQLError
 from strawberry.extensions import SchemaExtension
 from strawberry.schema.config import StrawberryConfig
+from strawberry.schema.name_converter import NameConverter
 from strawberry.types.execution import ExecutionContext
 
 from api_errors import is_unexpected
@@ -19,6 +20,21 @@ from schema.scalars import SCALARS
 from schema.subscription import Subscription
 
 log = logging.getLogger("almanac.errors")
+
+
+class NamesOnce(NameConverter):
+    """Strawberry's names, each worked out once: it converts every argument's name again on
+    every resolution (a catalog page's 200 leaders each convert `as_of` to `asOf`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: dict[str, str] = {}
+
+    def apply_naming_config(self, name: str) -> str:
+        found = self.names.get(name)
+        if found is None:
+            found = self.names[name] = super().apply_naming_config(name)
+        return found
 
 
 class AlmanacSchema(strawberry.Schema):
@@ -43,7 +59,7 @@ def almanac_schema(*observers: type[SchemaExtension]) -> AlmanacSchema:
         query=Query,
         mutation=Mutation,
         subscription=Subscription,
-        config=StrawberryConfig(scalar_map=SCALARS),
+        config=StrawberryConfig(scalar_map=SCALARS, name_converter=NamesOnce()),
         # An operation is paid for (or throttled) before it runs and its answer is kept.
         extensions=[*observers, Metering, KeepAnswers, MaskUnexpectedErrors, DocumentChecks],
     )

@@ -1,7 +1,10 @@
 """The root Query: every way into the almanac's data."""
 
+from collections.abc import Iterator
+
 import strawberry
 from strawberry import relay
+from strawberry.types.nodes import SelectedField, Selection
 
 from api_errors import ApiError, shown
 from editing import MAX_CATEGORIES
@@ -25,6 +28,30 @@ from schema.pagination import (
 from schema.rate_limit import RateLimit, rate_limit
 from schema.webhooks import WebhookQueries
 from store import ORDER_FIELDS, BenchmarkFilter, Order, order_key
+
+LEADER_FIELDS = frozenset({"leader", "trackedLeader"})
+"""A catalog row's fields answered from its stored leaders and their models."""
+
+
+def rows_select(info: strawberry.Info[Context], names: frozenset[str]) -> bool:
+    """Whether the rows of the connection being resolved (its nodes, or its edges' nodes)
+    select one of `names` (through fragments too; @skip and @include are not read: a row that
+    does not show them is only answered as if it might)."""
+    rows: list[SelectedField] = []
+    for field in _fields(info.selected_fields[0].selections):
+        if field.name == "nodes":
+            rows.append(field)
+        elif field.name == "edges":
+            rows += [node for node in _fields(field.selections) if node.name == "node"]
+    return any(field.name in names for row in rows for field in _fields(row.selections))
+
+
+def _fields(selections: list[Selection]) -> Iterator[SelectedField]:
+    for selection in selections:
+        if isinstance(selection, SelectedField):
+            yield selection
+        else:  # a fragment's fields are the type's own
+            yield from _fields(selection.selections)
 
 
 @strawberry.input(
@@ -92,7 +119,9 @@ class Query(WebhookQueries):
         docs, total = await info.context.store.benchmark_page(where, order, key, size + 1)
         shown = docs[:size]
         return cursor_connection(
-            benchmarks_from_summaries(info.context, shown),
+            await benchmarks_from_summaries(
+                info.context, shown, with_leaders=rows_select(info, LEADER_FIELDS)
+            ),
             [encode_key_cursor(order, order_key(doc, order)) for doc in shown],
             has_next_page=len(docs) > size,
             has_previous_page=after is not None,

@@ -93,6 +93,27 @@ async def test_a_catalog_page_reads_summaries_and_no_entry(
         assert not [s for s in read_benchmarks if "doc" in s.split("FROM")[0]], read_benchmarks
 
 
+@pytest.mark.parametrize(
+    ("query", "models_loaded"),
+    [
+        ("{ benchmarks(first: 100) { nodes { slug name } } }", 0),
+        ("{ benchmarks(first: 100) { nodes { trackedLeader { modelName } } } }", 1),
+        (
+            "{ benchmarks(first: 100) { edges { node { ...Row } } } }"
+            " fragment Row on Benchmark { ... on Benchmark { leader { modelName } } }",
+            1,
+        ),
+    ],
+)
+async def test_a_catalog_loads_its_leaders_models_only_when_it_shows_them(
+    graphql: GraphQLClient, calls: Counter[str], query: str, models_loaded: int
+) -> None:
+    await graphql.data(query)
+    assert dict(calls) == {"benchmark_page": 1} | (
+        {"models_by_slugs": models_loaded} if models_loaded else {}
+    )
+
+
 async def test_fields_past_the_summary_load_the_whole_documents_once(
     graphql: GraphQLClient, calls: Counter[str]
 ) -> None:
