@@ -1,14 +1,18 @@
 """A benchmark's family: its parent record and tracks."""
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
-from store import BenchmarkDoc, BenchmarkSummaryDoc
+from store import BenchmarkSummaryDoc
+
+B = TypeVar("B", bound=BenchmarkSummaryDoc)
 
 
 @dataclass(frozen=True, slots=True)
-class Family:
-    parent: BenchmarkDoc | None
-    tracks: list[BenchmarkDoc]
+class Family(Generic[B]):
+    parent: B | None
+    tracks: list[B]
 
 
 def family_root(benchmark: BenchmarkSummaryDoc) -> str:
@@ -16,7 +20,7 @@ def family_root(benchmark: BenchmarkSummaryDoc) -> str:
     return benchmark["parent"] or benchmark["slug"]
 
 
-def family(benchmark: BenchmarkSummaryDoc, relatives: list[BenchmarkDoc]) -> Family:
+def family(benchmark: BenchmarkSummaryDoc, relatives: Sequence[B]) -> Family[B]:
     """The benchmark's parent, and the tracks of its family in the family's order.
 
     For a track these are its parent's tracks (itself included); for a parent, its own.

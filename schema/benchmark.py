@@ -18,7 +18,7 @@ from resolvers.contamination import when_test_set_published
 from resolvers.history import changes_by_read, entries_of, read_as_of, results_ever_recorded
 from resolvers.ranking import Board
 from resolvers.reporting import ReportFilter, reported_entries
-from resolvers.tracking import TrackedModels, index_by_key
+from resolvers.tracking import TrackedModels, index_by_key, model_key
 from schema.context import Context
 from schema.derived import (
     DerivedBoard,
@@ -70,7 +70,7 @@ E = TypeVar("E", bound=Enum)
 T = TypeVar("T")
 
 # Siblings read with a benchmark's neighbourhood: a page of them (20, the default `first`) needs
-# no query of its own.
+# no query of its own. A page reads those it shows (schema.query.siblings_shown), up to these.
 SIBLINGS_WITH_A_BENCHMARK = 20
 DEFAULT_LEADERBOARD_ROWS = 100
 
@@ -226,7 +226,8 @@ class Benchmark(SlugNode, Revised):
     history_tracked: strawberry.Private[bool]
     stored: strawberry.Private[bool]
     context: strawberry.Private[Context]
-    # For a catalog row: the models its stored leaders name, by slug, if loaded with the page.
+    # The models stored leaders name, by slug, where loaded with it: a catalog row's own, or
+    # (a page's) its family's and siblings', which its members are given.
     leader_models: strawberry.Private[Mapping[str, ModelDoc]]
 
     @classmethod
@@ -642,14 +643,14 @@ class Benchmark(SlugNode, Revised):
         def siblings_in(around: Neighbourhood) -> Connection[Benchmark]:
             held = around.request.siblings_limit
             if at.offset + at.size <= held or around.sibling_count <= held:
-                # Among the siblings that came with the benchmark, their models known.
+                # Among the siblings that came with the benchmark, their leaders' models known.
                 found = [self._member(doc) for doc in at.of(around.siblings)]
                 return connection(found, at=at, total_count=around.sibling_count)
 
             async def further() -> Connection[Benchmark]:
                 wanted = replace(around.request, siblings_offset=at.offset, siblings_limit=at.size)
                 docs = (await info.context.loaders.neighbourhood.load(wanted)).siblings
-                found = await benchmarks_from_docs(info.context, docs, stored=True)
+                found = await benchmarks_from_summaries(info.context, docs, with_leaders=True)
                 return connection(found, at=at, total_count=around.sibling_count)
 
             awaited: Any = further()
@@ -748,9 +749,12 @@ class Benchmark(SlugNode, Revised):
         awaited: Any = once_loaded()
         return awaited  # type: ignore[no-any-return]
 
-    def _member(self, doc: BenchmarkDoc) -> "Benchmark":
-        """A benchmark of the neighbourhood, whose tracked models this one's `tracked` holds."""
-        return Benchmark.from_doc(doc, self.tracked, self.context, stored=True)
+    def _member(self, doc: BenchmarkSummaryDoc) -> "Benchmark":
+        """A benchmark of the neighbourhood, as its summary, the models its stored leaders name
+        known to this one."""
+        return Benchmark.from_doc(
+            doc, {}, self.context, stored=True, leader_models=self.leader_models
+        )
 
     async def _neighbourhood(self, info: strawberry.Info[Context]) -> Neighbourhood:
         """The neighbourhood, read now, with the tracked models its benchmarks name."""
@@ -761,36 +765,64 @@ class Benchmark(SlugNode, Revised):
                 siblings_limit=SIBLINGS_WITH_A_BENCHMARK,
             )
             around = await info.context.loaders.neighbourhood.load(request)
-            members = [entry for doc in _members(around) for entry in doc["entries"]]
-            self.tracked = await info.context.loaders.tracked_models_of_entries(
-                members, self.tracked
-            )
+            found = await leader_models(info.context, _members(around))
+            self.leader_models = {**self.leader_models, **found}
             self.neighbourhood = around
         return self.neighbourhood
 
 
-async def benchmark_page(context: Context, slug: str) -> Benchmark | None:
-    """A benchmark with what its page shows around it, read in one go: its neighbourhood, and
-    the tracked models named by its rows, its history and its neighbours' rows (one load).
-    Its family, first siblings and scores over time then resolve without waiting."""
-    found = await context.store.benchmark_with_neighbourhood(slug, SIBLINGS_WITH_A_BENCHMARK)
+async def benchmark_page(context: Context, slug: str, siblings: int) -> Benchmark | None:
+    """A benchmark with what its page shows around it, read in one go: its neighbourhood (as
+    summaries, with its first `siblings` siblings), and the tracked models named by its rows,
+    its history and its neighbours' stored leaders (one load). Its family, first siblings and
+    scores over time then resolve without waiting."""
+    found = await context.store.benchmark_with_neighbourhood(slug, siblings)
     if found is None:
         return None
     doc, around = found
     kept = kept_for(context.store)
     names = {*names_of(doc, kept), *history_names_of(doc, kept)}
-    names.update(name for member in _members(around) for name in names_of(member, kept))
+    # A stored leader's model is found by its entry's name as any row's is (and by its slug
+    # later, should that name no longer lead to it).
+    names.update(model_key(place["entry"]["model_name"]) for place in _leaders(around))
     # One store call for them all, past the per-key loader: its futures cost more than the
-    # read (some 600 names on a synthetic page).
-    tracked = index_by_key(await context.store.models_by_keys(list(names)))
+    # read (some 100 names on a synthetic page).
+    models = await context.store.models_by_keys(list(names))
     history_tracked = "history" in doc
     return Benchmark.from_doc(
-        doc, tracked, context, around, history_tracked=history_tracked, stored=True
+        doc,
+        index_by_key(models),
+        context,
+        around,
+        history_tracked=history_tracked,
+        stored=True,
+        leader_models={model["slug"]: model for model in models},
     )
 
 
-def _members(around: Neighbourhood) -> list[BenchmarkDoc]:
+def _members(around: Neighbourhood) -> list[BenchmarkSummaryDoc]:
     return [*around.family, *around.siblings]
+
+
+def _leaders(around: Neighbourhood) -> list[PlaceDoc]:
+    """The stored leaders of the benchmarks around, those of a tracked model."""
+    return [place for doc in _members(around) for place in _stored_places(doc) if place["model"]]
+
+
+def _stored_places(doc: BenchmarkSummaryDoc) -> list[PlaceDoc]:
+    stored = doc.get("leaders") or NO_LEADERS
+    return [place for place in (stored["leader"], stored["tracked_leader"]) if place is not None]
+
+
+async def leader_models(
+    context: Context, summaries: list[BenchmarkSummaryDoc]
+) -> dict[str, ModelDoc]:
+    """The tracked models the stored leaders of these benchmarks name, by slug (one load)."""
+    slugs = sorted(
+        {place["model"] for doc in summaries for place in _stored_places(doc) if place["model"]}
+    )
+    found = await context.loaders.model_by_slug.load_many(slugs)
+    return {model["slug"]: model for model in found if model is not None}
 
 
 async def benchmarks_from_summaries(
@@ -800,13 +832,7 @@ async def benchmarks_from_summaries(
     as they are now, and loads the rest only for a field that needs it. `with_leaders`: the
     rows show leaders, so their models are loaded now, in one call, and the leaders resolve
     without waiting (200 awaited fields cost a catalog page more than the call)."""
-    models: dict[str, ModelDoc] = {}
-    if with_leaders:
-        stored = [doc.get("leaders") or NO_LEADERS for doc in summaries]
-        places = [place for doc in stored for place in (doc["leader"], doc["tracked_leader"])]
-        slugs = sorted({place["model"] for place in places if place and place["model"]})
-        found = await context.loaders.model_by_slug.load_many(slugs)
-        models = {model["slug"]: model for model in found if model is not None}
+    models = await leader_models(context, summaries) if with_leaders else {}
     return [
         Benchmark.from_doc(doc, {}, context, stored=True, leader_models=models) for doc in summaries
     ]

@@ -9,7 +9,13 @@ from strawberry.types.nodes import SelectedField, Selection
 from api_errors import ApiError, shown
 from editing import MAX_CATEGORIES
 from resolvers.catalog import BenchmarkOrder, sort_models
-from schema.benchmark import Benchmark, Category, benchmark_page, benchmarks_from_summaries
+from schema.benchmark import (
+    SIBLINGS_WITH_A_BENCHMARK,
+    Benchmark,
+    Category,
+    benchmark_page,
+    benchmarks_from_summaries,
+)
 from schema.changes import Change, ChangeConnection, ChangeFilterInput, change_feed
 from schema.context import Context
 from schema.directives import at_most, page_of
@@ -44,6 +50,19 @@ def rows_select(info: strawberry.Info[Context], names: frozenset[str]) -> bool:
         elif field.name == "edges":
             rows += [node for node in _fields(field.selections) if node.name == "node"]
     return any(field.name in names for row in rows for field in _fields(row.selections))
+
+
+def siblings_shown(info: strawberry.Info[Context]) -> int:
+    """How many of its first siblings the benchmark being resolved shows (the most any of its
+    `siblings` selections without `after` asks for), up to what a page reads with it: so a
+    page reads, and its kept answer depends on, no sibling it does not show."""
+    wanted = [
+        # A literal comes as its text, a variable as its value; validation made either an Int.
+        int(field.arguments.get("first", SIBLINGS_WITH_A_BENCHMARK))
+        for field in _fields(info.selected_fields[0].selections)
+        if field.name == "siblings" and field.arguments.get("after") is None
+    ]
+    return max(0, min(max(wanted, default=0), SIBLINGS_WITH_A_BENCHMARK))
 
 
 def _fields(selections: list[Selection]) -> Iterator[SelectedField]:
@@ -98,7 +117,7 @@ class Query(WebhookQueries):
 
     @strawberry.field(description="A benchmark by its slug; null if there is none.")
     async def benchmark(self, info: strawberry.Info[Context], slug: str) -> Benchmark | None:
-        return await benchmark_page(info.context, slug)
+        return await benchmark_page(info.context, slug, siblings_shown(info))
 
     @strawberry.field(
         directives=[page_of()], description="Benchmarks, filtered and ordered, a page at a time."

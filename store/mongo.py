@@ -246,9 +246,9 @@ class MongoStore:
         indexed query each (a `$facet` would be one round trip, but could use no index)."""
         families = list({request.family for request in requests})
         categories = list({request.category for request in requests})
-        members = await self.db.benchmarks.find(
-            {"family": {"$in": families}}, WITHOUT_HISTORY
-        ).to_list(None)
+        members = await self.db.benchmarks.find({"family": {"$in": families}}, SUMMARY).to_list(
+            None
+        )
         sizes = {
             group["_id"]: group["count"]
             for group in await self.db.benchmarks.aggregate(
@@ -265,7 +265,7 @@ class MongoStore:
             cursor = (
                 self.db.benchmarks.find(
                     {"category.slug": request.category, "family": {"$ne": request.family}},
-                    WITHOUT_HISTORY,
+                    SUMMARY,
                 )
                 .sort(ORDERS["prominence"])
                 .skip(request.siblings_offset)

@@ -107,12 +107,14 @@ class NeighbourhoodRequest:
 class Neighbourhood:
     """The benchmarks shown around a benchmark: its family (parent and tracks), how many its
     category holds, and a slice of its siblings: the category's other benchmarks, outside the
-    family, in use first, then by prominence (higher first), name and slug."""
+    family, in use first, then by prominence (higher first), name and slug. Each as its
+    summary (what a catalog row shows, with its stored leaders): a page shows no more of them,
+    and twenty siblings' leaderboards cost a page more to read than everything else."""
 
     request: NeighbourhoodRequest
-    family: list[BenchmarkDoc]
+    family: list[BenchmarkSummaryDoc]
     category_count: int
-    siblings: list[BenchmarkDoc]
+    siblings: list[BenchmarkSummaryDoc]
     sibling_count: int
 
 

@@ -27,8 +27,8 @@ def _neighbourhood(found: Neighbourhood) -> set[str]:
     return {
         s.family(request.family),
         s.category(request.category),
-        *s.of_benchmarks(found.family),
-        *s.of_benchmarks(found.siblings),
+        *s.of_summaries(found.family),
+        *s.of_summaries(found.siblings),
     }
 
 

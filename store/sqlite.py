@@ -1041,8 +1041,11 @@ def _benchmark_rows(
 
 
 def _neighbourhood(connection: sqlite3.Connection, request: NeighbourhoodRequest) -> Neighbourhood:
-    """Four indexed queries: the family, the category's size, a slice of siblings, their count."""
-    family = _benchmark_rows(connection, "family IN", [request.family])
+    """Four indexed queries: the family, the category's size, a slice of siblings, their count;
+    the benchmarks as their summaries."""
+    family = connection.execute(
+        "SELECT summary FROM benchmarks WHERE family = ?", (request.family,)
+    ).fetchall()
     category_count = connection.execute(
         "SELECT count(*) FROM benchmarks WHERE category = ?", (request.category,)
     ).fetchone()[0]
@@ -1051,12 +1054,12 @@ def _neighbourhood(connection: sqlite3.Connection, request: NeighbourhoodRequest
         f"SELECT count(*) {others}", (request.category, request.family)
     ).fetchone()[0]
     rows = connection.execute(
-        f"SELECT doc {others} ORDER BY {ORDERS['prominence']} LIMIT ? OFFSET ?",
+        f"SELECT summary {others} ORDER BY {ORDERS['prominence']} LIMIT ? OFFSET ?",
         (request.category, request.family, request.siblings_limit, request.siblings_offset),
     ).fetchall()
     return Neighbourhood(
         request=request,
-        family=family,
+        family=[orjson.loads(blob) for (blob,) in family],
         category_count=category_count,
         siblings=[orjson.loads(blob) for (blob,) in rows],
         sibling_count=sibling_count,

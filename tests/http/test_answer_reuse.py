@@ -146,6 +146,32 @@ async def test_a_write_elsewhere_keeps_the_answers_that_did_not_read_it(
     assert await executes(client, calls, PAGE_OF_GENERAL)  # it shows every sibling
 
 
+async def test_a_page_depends_on_the_siblings_it_shows_not_on_those_past_them(
+    client: httpx.AsyncClient, calls: Counter[str], admin: GraphQLClient
+) -> None:
+    every = (await client.post("/graphql", json={"query": PAGE_OF_GENERAL})).json()
+    slugs = [node["slug"] for node in every["data"]["benchmark"]["siblings"]["nodes"]]
+    assert len(slugs) > 3
+    two = '{ benchmark(slug: "%s") { name siblings(first: $first) { totalCount nodes { slug } } } }'
+    shows_two = "query($first: Int!) " + two % GENERAL
+    body = {"query": shows_two, "variables": {"first": 2}}
+
+    async def runs() -> bool:
+        before = sum(calls.values())
+        answer = (await client.post("/graphql", json=body)).json()
+        assert answer["data"]["benchmark"]["siblings"]["nodes"] == [{"slug": s} for s in slugs[:2]]
+        return sum(calls.values()) > before
+
+    assert await runs()
+    assert not await runs()
+    # A sibling past the two shown changed: neither the slice nor its order moved.
+    await admin.data(UPDATE, slug=slugs[-1], input={"note": "Checked again."})
+    assert not await runs()
+    await admin.data(UPDATE, slug=slugs[1], input={"note": "Checked again."})
+    assert await runs()
+    assert not await runs()
+
+
 RECORD_READ = """mutation($slug: String!, $input: LeaderboardReadInput!) {
   recordLeaderboardRead(benchmark: $slug, input: $input) { recorded } }"""
 TWO_ROWS = [
