@@ -104,6 +104,7 @@ async def warm(client: httpx.AsyncClient, calls: Counter[str], *queries: str) ->
 
 THE_PAGE = "{ benchmark(slug: %s) { name leader { modelName } siblings { nodes { slug } } } }"
 PAGE_OF_GENERAL = THE_PAGE % json.dumps(GENERAL)
+NAME_ONLY = "{ benchmark(slug: %s) { name leader { modelName } } }"
 CATALOG = "{ benchmarks(first: 2) { totalCount nodes { slug name leader { modelName } } } }"
 UPDATE = """mutation($slug: String!, $input: BenchmarkInput!) {
   updateBenchmark(slug: $slug, input: $input) { revision } }"""
@@ -146,30 +147,76 @@ async def test_a_write_elsewhere_keeps_the_answers_that_did_not_read_it(
     assert await executes(client, calls, PAGE_OF_GENERAL)  # it shows every sibling
 
 
+SHOWS_TWO = "siblings(first: 2) { totalCount nodes { slug } }"
+
+
+@pytest.mark.parametrize(
+    ("query", "variables", "key", "exact"),
+    [
+        (
+            "query($first: Int!) { benchmark(slug: %s) { name "
+            "siblings(first: $first) { totalCount nodes { slug } } } }",
+            {"first": 2},
+            "benchmark",
+            True,
+        ),
+        ("{ page: benchmark(slug: %s) { name " + SHOWS_TWO + " } }", {}, "page", True),
+        (
+            "{ benchmark(slug: %s) { ... on Benchmark { " + SHOWS_TWO + " } } }",
+            {},
+            "benchmark",
+            True,
+        ),
+        # Behind a named fragment the page reads its first 20, and depends on them all.
+        (
+            "{ benchmark(slug: %s) { ...Around } } fragment Around on Benchmark { "
+            + SHOWS_TWO
+            + " }",
+            {},
+            "benchmark",
+            False,
+        ),
+    ],
+)
 async def test_a_page_depends_on_the_siblings_it_shows_not_on_those_past_them(
-    client: httpx.AsyncClient, calls: Counter[str], admin: GraphQLClient
+    client: httpx.AsyncClient,
+    calls: Counter[str],
+    admin: GraphQLClient,
+    query: str,
+    variables: dict[str, Any],
+    key: str,
+    exact: bool,
 ) -> None:
     every = (await client.post("/graphql", json={"query": PAGE_OF_GENERAL})).json()
     slugs = [node["slug"] for node in every["data"]["benchmark"]["siblings"]["nodes"]]
     assert len(slugs) > 3
-    two = '{ benchmark(slug: "%s") { name siblings(first: $first) { totalCount nodes { slug } } } }'
-    shows_two = "query($first: Int!) " + two % GENERAL
-    body = {"query": shows_two, "variables": {"first": 2}}
+    body = {"query": query % json.dumps(GENERAL), "variables": variables}
 
     async def runs() -> bool:
         before = sum(calls.values())
         answer = (await client.post("/graphql", json=body)).json()
-        assert answer["data"]["benchmark"]["siblings"]["nodes"] == [{"slug": s} for s in slugs[:2]]
+        assert answer["data"][key]["siblings"]["nodes"] == [{"slug": s} for s in slugs[:2]]
         return sum(calls.values()) > before
 
     assert await runs()
     assert not await runs()
     # A sibling past the two shown changed: neither the slice nor its order moved.
     await admin.data(UPDATE, slug=slugs[-1], input={"note": "Checked again."})
-    assert not await runs()
+    assert await runs() is not exact
     await admin.data(UPDATE, slug=slugs[1], input={"note": "Checked again."})
     assert await runs()
     assert not await runs()
+
+
+async def test_a_page_without_siblings_depends_on_none(
+    client: httpx.AsyncClient, calls: Counter[str], admin: GraphQLClient
+) -> None:
+    name_only = NAME_ONLY % json.dumps(GENERAL)
+    await warm(client, calls, name_only)
+    every = (await client.post("/graphql", json={"query": PAGE_OF_GENERAL})).json()
+    first_sibling = every["data"]["benchmark"]["siblings"]["nodes"][0]["slug"]
+    await admin.data(UPDATE, slug=first_sibling, input={"note": "Checked again."})
+    assert not await executes(client, calls, name_only)
 
 
 RECORD_READ = """mutation($slug: String!, $input: LeaderboardReadInput!) {
