@@ -1,4 +1,5 @@
-"""Fields the store keeps beside the data so that its queries can use indexes.
+"""Fields the store keeps beside the data so that its queries can use indexes, or so that a
+catalog reads no leaderboard (each benchmark's leaders).
 
 They are derived by the resolvers' rules on every write, from the data itself, never edited on
 their own.
@@ -15,57 +16,61 @@ from store import BenchmarkDoc, EntryDoc, LeadersDoc, MetricDoc, ModelDoc, Place
 def with_benchmark_keys(doc: BenchmarkDoc, tracked: TrackedModels) -> BenchmarkDoc:
     """The benchmark with its family root, its current leaderboard (the last read's rows, each
     with its model lookup key), the date of that read, and the place of each tracked model on
-    it (`tracked` holds at least the tracked models its rows name)."""
+    it and its leaders (`tracked` holds at least the tracked models its rows name)."""
     history = doc.get("history", [])
     latest = history[-1] if history else None
     entries: list[EntryDoc] = [
         {**entry, "model_key": model_key(entry["model_name"])}
         for entry in (latest["entries"] if latest else [])
     ]
+    board = _board(entries, doc["metric"], tracked)
     return {
         **doc,
         "family": family_root(doc),
         **catalog_order(doc),
         "entries": entries,
         "scores_refreshed_on": latest["read_on"] if latest else None,
-        "tracked_ranks": tracked_ranks(entries, doc["metric"]["higher_is_better"], tracked),
-        "leaders": leaders(entries, doc["metric"], tracked),
+        "tracked_ranks": _tracked_ranks(board.rows),
+        "leaders": _leaders(board),
     }
-
-
-def tracked_ranks(
-    entries: list[EntryDoc], higher_is_better: bool, tracked: TrackedModels
-) -> list[TrackedRankDoc]:
-    """Where each tracked model stands on a leaderboard: what a model's results are ordered by."""
-    rows = leaderboard(entries, higher_is_better=higher_is_better, tracked=tracked)
-    return [{"model": row.model["slug"], "rank": row.rank} for row in rows if row.model]
 
 
 def placed_anew(
     docs: list[BenchmarkDoc], tracked: TrackedModels
 ) -> tuple[dict[str, tuple[int, list[TrackedRankDoc]]], dict[str, LeadersDoc]]:
     """What `Store.set_tracked_ranks` writes for these benchmarks once the tracked models
-    their rows name changed: each one's places at its revision, and its leaders."""
+    their rows name changed: each one's places at its revision, and its leaders. Both
+    depend on which rows are tracked, so they are placed anew together (editing.workspace)."""
+    boards = {doc["slug"]: _board(doc["entries"], doc["metric"], tracked) for doc in docs}
     ranks = {
-        doc["slug"]: (
-            doc["revision"],
-            tracked_ranks(doc["entries"], doc["metric"]["higher_is_better"], tracked),
-        )
-        for doc in docs
+        doc["slug"]: (doc["revision"], _tracked_ranks(boards[doc["slug"]].rows)) for doc in docs
     }
-    return ranks, {doc["slug"]: leaders(doc["entries"], doc["metric"], tracked) for doc in docs}
+    return ranks, {slug: _leaders(board) for slug, board in boards.items()}
 
 
-def leaders(entries: list[EntryDoc], metric: MetricDoc, tracked: TrackedModels) -> LeadersDoc:
-    """The leader and the tracked leader of a leaderboard, as a catalog row shows them: kept
-    with the benchmark so that a catalog reads no entry. They depend on the tracked models as
-    the places do, so they are placed anew with them (editing.workspace)."""
+def _board(entries: list[EntryDoc], metric: MetricDoc, tracked: TrackedModels) -> Board:
     higher_is_better = metric["higher_is_better"]
     rows = leaderboard(entries, higher_is_better=higher_is_better, tracked=tracked)
-    board = Board(rows, unit=metric["unit"], higher_is_better=higher_is_better)
+    return Board(rows, unit=metric["unit"], higher_is_better=higher_is_better)
+
+
+def tracked_ranks(
+    entries: list[EntryDoc], higher_is_better: bool, tracked: TrackedModels
+) -> list[TrackedRankDoc]:
+    """Where each tracked model stands on a leaderboard: what a model's results are ordered by."""
+    return _tracked_ranks(leaderboard(entries, higher_is_better=higher_is_better, tracked=tracked))
+
+
+def _tracked_ranks(rows: list[Row]) -> list[TrackedRankDoc]:
+    return [{"model": row.model["slug"], "rank": row.rank} for row in rows if row.model]
+
+
+def _leaders(board: Board) -> LeadersDoc:
+    """The leader and the tracked leader, as a catalog row shows them: kept with the benchmark
+    so that a catalog reads no entry."""
     return {
-        "leader": _place(board, leader(rows)),
-        "tracked_leader": _place(board, tracked_leader(rows)),
+        "leader": _place(board, leader(board.rows)),
+        "tracked_leader": _place(board, tracked_leader(board.rows)),
     }
 
 
