@@ -14,7 +14,7 @@ from typing import Any, cast
 import orjson
 from cross_web import AsyncHTTPRequestAdapter, HTTPException, StarletteRequestAdapter
 from starlette.requests import ClientDisconnect, HTTPConnection, Request
-from starlette.responses import Response
+from starlette.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
@@ -38,6 +38,7 @@ from server.http_caching import conditional
 from server.operations import KeptLookup, OperationText, operation_named
 from server.settings import Settings
 from server.shared_services import SharedServices
+from server.slow_subscribers import report_too_slow, stream_within
 from server.subscriptions import Subscriptions, TextWebSocketAdapter, TransportWSHandler
 
 
@@ -72,6 +73,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         self.subscriptions = Subscriptions(
             per_key=settings.max_subscriptions_per_key,
             anonymous=settings.max_subscriptions_anonymous,
+            send_timeout=settings.subscription_send_timeout_seconds,
         )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -97,6 +99,15 @@ class AlmanacGraphQL(GraphQL[Context, None]):
             response = await self.refused(request, too_large(self.settings.max_body_bytes))
         except ClientDisconnect:
             return  # Gone (or let go for a body too slow): there is no one to answer.
+        if isinstance(response, StreamingResponse):  # a subscription's events (SSE)
+            seconds = self.subscriptions.send_timeout
+
+            def too_slow() -> None:
+                identity = exchange.identity if (exchange := exchange_of(scope)) else None
+                report_too_slow("sse", client_of(request, identity), seconds)
+
+            await stream_within(response, scope, receive, send, seconds, too_slow)
+            return
         await response(scope, receive, send)
 
     # What Strawberry's view asks of its users.

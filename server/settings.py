@@ -160,6 +160,13 @@ class Settings(BaseSettings):
         gt=0,
         description="Open subscriptions per address without an API key; one more is refused.",
     )
+    subscription_send_timeout_seconds: float = Field(
+        default=10.0,
+        gt=0,
+        le=3600,
+        description="How long one message to a subscriber may wait to be sent (its client not "
+        "reading); past it the subscription is closed and its slot freed.",
+    )
     # Budgets: leaky buckets of points, per API key and per address for anonymous clients.
     key_bucket_capacity: int = Field(default=20_000, gt=0)
     key_restore_rate: float = Field(default=1_000.0, gt=0, description="Points per second.")

@@ -6,7 +6,8 @@ view (server.graphql_view) hands each operation's stream of results through `Sub
 stream`, which admits it (at most so many open per API key, and per address for anonymous
 clients: settings), and ends it, completed, when the drain begins. An event waiting to be sent
 is never queued here: the subscription reads the change log as the client takes its events
-(schema.subscription), so a slow reader only falls behind in the log.
+(schema.subscription), so a slow reader only falls behind in the log, and one that stops
+reading is let go (server.slow_subscribers).
 """
 
 import asyncio
@@ -27,6 +28,8 @@ from strawberry.types import ExecutionResult
 
 from api_errors import ApiError, ErrorCode, client_facing
 from schema import Context
+from server.charges import client_of
+from server.slow_subscribers import CLOSE_CODE, TooSlowToRead, close_reason, report_too_slow
 
 HEARTBEAT_SECONDS = 15.0
 """How often a WebSocket is pinged (graphql-transport-ws `ping`): idle connections stay open
@@ -34,10 +37,12 @@ through proxies that close silent ones (SSE streams get Strawberry's comment lin
 
 
 class Subscriptions:
-    """The streams open in this process, by client (server.charges.client_of)."""
+    """The streams open in this process, by client (server.charges.client_of), and how long a
+    message to one may wait to be sent (server.slow_subscribers)."""
 
-    def __init__(self, *, per_key: int, anonymous: int) -> None:
+    def __init__(self, *, per_key: int, anonymous: int, send_timeout: float) -> None:
         self.per_key, self.anonymous = per_key, anonymous
+        self.send_timeout = send_timeout
         self.open: Counter[str] = Counter()
         self.closing = asyncio.Event()
 
@@ -152,10 +157,53 @@ class TextWebSocketAdapter(ASGIWebSocketAdapter):
 
 
 class TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
-    """Strawberry's graphql-transport-ws, with heartbeats, and each stream admitted and ended
-    by `Subscriptions` (the view's)."""
+    """Strawberry's graphql-transport-ws, with heartbeats, each stream admitted and ended by
+    `Subscriptions` (the view's), and the connection closed when its client stops reading."""
 
     heartbeat: asyncio.Task[None] | None = None
+    stopped_reading: asyncio.Event | None = None  # set by a send past its deadline
+
+    async def handle(self) -> None:
+        """Strawberry's, ended early if a message waits past the send deadline: then every
+        operation ends (their slots freed), and the close (4408) is sent once the client reads
+        again."""
+        stopped_reading = self.stopped_reading = asyncio.Event()
+        serving = asyncio.create_task(super().handle())
+        stopped = asyncio.create_task(stopped_reading.wait())
+        try:
+            await asyncio.wait({serving, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopped.cancel()
+            serving.cancel()  # (done already, unless the client stopped reading)
+            await asyncio.gather(serving, return_exceptions=True)
+        if not stopped_reading.is_set():
+            serving.result()
+            return
+        seconds = self.view_of().subscriptions.send_timeout
+        client = client_of(self.context.request, self.context.identity)
+        report_too_slow("websocket", client, seconds)
+        with contextlib.suppress(WebSocketDisconnect, WebSocketDisconnected):
+            await self.websocket.close(CLOSE_CODE, close_reason(seconds))
+
+    async def send_message(self, message: Any) -> None:
+        """Strawberry's, within the send deadline: past it (the client not reading), the
+        connection is closed (`handle`)."""
+        if self.stopped_reading is not None and self.stopped_reading.is_set():
+            raise TooSlowToRead
+        try:
+            async with asyncio.timeout(self.view_of().subscriptions.send_timeout):
+                await super().send_message(message)
+        except TimeoutError:
+            if self.stopped_reading is not None:
+                self.stopped_reading.set()
+            raise TooSlowToRead from None
+
+    async def handle_task_exception(self, error: Exception) -> None:
+        if not isinstance(error, TooSlowToRead):  # reported once, by `handle`
+            await super().handle_task_exception(error)
+
+    def view_of(self) -> "StreamingView":
+        return cast(StreamingView, self.view)
 
     def on_request_accepted(self) -> None:
         super().on_request_accepted()
@@ -179,15 +227,19 @@ class TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
         await super().handle_connection_init(message)
 
     async def _send_result_stream(self, operation: Any, result_source: Any) -> None:
-        view = cast(StreamingView, self.view)
-        stream = view.stream_of(
+        stream = self.view_of().stream_of(
             self.context, result_source, operation.query, operation.operation_name
         )
-        await super()._send_result_stream(operation, stream)
+        # Closed here, whatever ends the operation: an exception kept by its task would keep
+        # the stream, and its slot, alive.
+        async with contextlib.aclosing(stream):
+            await super()._send_result_stream(operation, stream)
 
 
 class StreamingView(Protocol):
     """What the handler asks of the view (server.graphql_view)."""
+
+    subscriptions: Subscriptions
 
     def stream_of(
         self,

@@ -36,9 +36,6 @@ log = logging.getLogger("almanac.webhooks")
 POLL_SECONDS = 0.5  # how often the log is read for new changes (as the change follower does)
 BATCH = 100  # changes read from the log for an endpoint at a time
 MAX_RESPONSE_BYTES = 4096  # of a receiver's answer: read, then let go
-SETTLE_SECONDS = 5.0
-"""On MongoDB a writer takes a change's number, then writes it: a change is sent only once it
-is this old, so one numbered before it cannot still appear (store.changes.GAP_SECONDS)."""
 
 DELIVERIES = Counter(
     "almanac_webhook_deliveries",
@@ -97,7 +94,6 @@ class DeliveryWorker:
         self.store = store
         self.policy = policy
         self.holder = f"worker-{secrets.token_hex(6)}"
-        self.settle_seconds = 0.0 if store.embedded else SETTLE_SECONDS
         self._stopping = asyncio.Event()
         self._held: dict[str, float] = {}  # the leases held: until when
         self._client = httpx.AsyncClient(
@@ -183,7 +179,7 @@ class DeliveryWorker:
         were (None if one is still to send)."""
         position = endpoint["position"]
         for change in changes:
-            if self._stopping.is_set() or not self._settled(change):
+            if self._stopping.is_set():
                 return None
             delivery_id = event_id(endpoint["id"], change.sequence)
             delivery = await self.store.delivery(delivery_id)
@@ -279,12 +275,6 @@ class DeliveryWorker:
         if response.is_redirect:
             return code, f"Answered {code}, a redirect: redirects are not followed."
         return code, f"Answered {code}."
-
-    def _settled(self, change: Change) -> bool:
-        if not self.settle_seconds:
-            return True
-        at = datetime.strptime(change.at, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
-        return time.time() - at.timestamp() >= self.settle_seconds
 
     async def _lease(self, webhook_id: str) -> bool:
         """Hold the endpoint's lease for a delivery: renewed once half of it has passed."""

@@ -14,7 +14,7 @@ computed at one count stays good while none of the subjects it read changed sinc
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Container, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
@@ -32,8 +32,9 @@ FOLLOWED_AT_ONCE = 1000
 PRUNE_SECONDS = 3600.0
 """How often a writer prunes the log of changes past the retention."""
 GAP_SECONDS = 5.0
-"""How long a follower waits for a sequence number taken but not yet written (MongoDB's
-writers take a number, then write): past it, the change is taken as lost."""
+"""How long a reader of the log waits for a sequence number taken but not yet written
+(MongoDB's writers take a number, then write the change): past it, the change is taken as lost
+(its writer died) and passed (store.mongo's `changes_after`, `first_young_gap`)."""
 
 
 class ChangeKind(StrEnum):
@@ -143,6 +144,22 @@ def _text(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def first_young_gap(after: int, young: Iterable[int], written: Container[int]) -> int | None:
+    """Where a reader after `after` must stop: the first of `young` (numbers of changes written
+    within the gap grace, ascending) that a number taken but not written precedes, or None.
+
+    A gap is as old as the change written after it (a number is taken before any later one),
+    so only a gap just before a young change can still be filled. `written` holds the numbers
+    before young changes that are in the log (old changes, looked up)."""
+    young = list(young)
+    present = set(young)
+    for number in young:
+        before = number - 1
+        if before > after and before not in present and before not in written:
+            return number
+    return None
+
+
 class DataVersion:
     """This process's view of the change log: a count that moves with every change it learns
     of (`bump`), and where the count stood when each subject last changed. `known` is False
@@ -214,18 +231,16 @@ class LogFollower:
     own as it makes them (`local`), every other as it reads them from the log (`apply`).
 
     A gap in the sequence is a change that is not in the log: pruned past the retention, or
-    (on MongoDB, where a writer takes a number before it writes its change) not written yet.
-    A follower waits `gap_seconds` for it to appear, then retires everything (`reset`).
+    never written (a MongoDB writer that died between its write and its change; the store's
+    read waits `GAP_SECONDS` for it first). It retires everything (`reset`).
     """
 
-    def __init__(self, version: DataVersion, *, gap_seconds: float = 0.0) -> None:
+    def __init__(self, version: DataVersion) -> None:
         self.version = version
         self.followed = 0
         """The sequence number up to which every change was applied here."""
         self.started = False
-        self.gap_seconds = gap_seconds
         self._applied: set[int] = set()  # applied here, ahead of `followed`
-        self._gap_since: float | None = None
 
     def start(self, newest: int) -> None:
         """Follow from `newest`: everything up to it was stored before this process kept
@@ -240,10 +255,10 @@ class LogFollower:
 
     async def catch_up(self, read: Callable[[int, int], Awaitable[list[Change]]]) -> None:
         """Apply every change `read` (a store's `changes_after`) finds after `followed`, a
-        batch a round trip, up to the end of the log or to a gap being waited for."""
+        batch a round trip, up to the end of the log (or to a gap the store waits for)."""
         while changes := await read(self.followed, FOLLOWED_AT_ONCE):
             self.apply(changes)
-            if len(changes) < FOLLOWED_AT_ONCE or self.followed < changes[-1].sequence:
+            if len(changes) < FOLLOWED_AT_ONCE:
                 return
 
     def apply(self, changes: Iterable[Change]) -> None:
@@ -252,13 +267,8 @@ class LogFollower:
             if change.sequence <= self.followed:
                 continue
             if change.sequence != self.followed + 1:
-                if self._gap_since is None:
-                    self._gap_since = time.monotonic()
-                if time.monotonic() - self._gap_since < self.gap_seconds:
-                    return  # wait for the missing change to be written
                 missing = f"changes {self.followed + 1} to {change.sequence - 1}"
                 self.version.reset(f"{missing} are not in the log")
-            self._gap_since = None
             if change.sequence in self._applied:
                 self._applied.discard(change.sequence)
             else:

@@ -26,6 +26,7 @@ from store.changes import (
     PruneClock,
     document_change,
     expired_before,
+    first_young_gap,
     now_instant,
 )
 from store.documents import (
@@ -89,12 +90,15 @@ class MongoStore:
 
     embedded = False
 
-    def __init__(self, db: Any, *, retention: timedelta = RETENTION) -> None:
+    def __init__(
+        self, db: Any, *, retention: timedelta = RETENTION, gap_seconds: float = GAP_SECONDS
+    ) -> None:
         self.db = db
         # Known only while the change log is followed (`follow_changes`).
         self.version = DataVersion(known=False)
-        self.follower = LogFollower(self.version, gap_seconds=GAP_SECONDS)
+        self.follower = LogFollower(self.version)
         self.retention = retention
+        self.gap_seconds = gap_seconds
         self.pruning = PruneClock()
 
     async def replace(
@@ -534,20 +538,58 @@ class MongoStore:
         newest_first: bool = False,
     ) -> list[Change]:
         """Up to `limit` changes of the log after `sequence` (those `where` matches), oldest
-        first: the first `limit` of them, or the last (`newest_first`), newest first."""
-        query: dict[str, Any] = {"_id": {"$gt": sequence}}
+        first: the first `limit` of them, or the last (`newest_first`), newest first.
+
+        Only changes before the first number taken but not yet written, unless that gap is
+        older than `gap_seconds` (its writer taken as dead): a writer takes its number, then
+        writes its change, so a reader that passed a young gap could skip that change for good.
+        Every reader of the log (the feed, subscriptions, webhooks, the follower) reads here.
+        Two round trips (the changes written within the grace, then the page), three when one
+        of them follows a number that may be a gap."""
+        bounds: dict[str, Any] = {"$gt": sequence}
+        conditions: list[dict[str, Any]] = [{"_id": bounds}]
+        if self.gap_seconds > 0:
+            since = expired_before(timedelta(seconds=self.gap_seconds))
+            young = await self._young_changes(sequence, since)
+            if (gap := await self._first_young_gap(sequence, young)) is not None:
+                bounds["$lt"] = gap
+            # Not the changes written since `young` was read: one may follow a gap not seen.
+            settled: list[dict[str, Any]] = [{"at": {"$lt": since}}]
+            if young:
+                settled.append({"_id": {"$lte": young[-1]}})
+            conditions.append({"$or": settled})
         if where is not None:
             if where.kinds is not None:
-                query["kind"] = {"$in": sorted(where.kinds)}
+                conditions.append({"kind": {"$in": sorted(where.kinds)}})
             if documents := where.documents():
-                query["$or"] = [
+                named = [
                     {"collection": collection, "slug": {"$in": sorted(slugs)}}
                     for collection, slugs in documents.items()
                 ]
+                conditions.append({"$or": named})
             if where.category is not None:
-                query["category"] = where.category
+                conditions.append({"category": where.category})
+        query = conditions[0] if len(conditions) == 1 else {"$and": conditions}
         cursor = self.db.changes.find(query).sort("_id", -1 if newest_first else 1).limit(limit)
         return [_change(doc) for doc in await cursor.to_list(None)]
+
+    async def _young_changes(self, sequence: int, since: str) -> list[int]:
+        """The numbers of the changes after `sequence` written at `since` or later, ascending
+        (through the index by time: the last few seconds' changes)."""
+        query = {"at": {"$gte": since}, "_id": {"$gt": sequence}}
+        cursor = self.db.changes.find(query, {"_id": 1}).sort("_id", ASCENDING)
+        return [doc["_id"] for doc in await cursor.to_list(None)]
+
+    async def _first_young_gap(self, sequence: int, young: list[int]) -> int | None:
+        """The first young change a gap precedes (store.changes.first_young_gap), the numbers
+        before young changes looked up in the log."""
+        before = {number - 1 for number in young} - set(young)
+        before = {number for number in before if number > sequence}
+        written: set[int] = set()
+        if before:
+            found = self.db.changes.find({"_id": {"$in": sorted(before)}}, {"_id": 1})
+            written = {doc["_id"] for doc in await found.to_list(None)}
+        return first_young_gap(sequence, young, written)
 
     async def change_bounds(self) -> tuple[int, int]:
         """The sequence numbers of the log's oldest change kept (the next one while none is)

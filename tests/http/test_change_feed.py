@@ -5,14 +5,16 @@ from datetime import timedelta
 from typing import Any
 
 import httpx
+import pytest
 
 from schema.changes import encode_change_cursor
 from server.app import create_app
 from server.settings import Settings
+from store.mongo import MongoStore
 from store.queries import Store
 from store.sqlite import SqliteStore
 from tests.conftest import GraphQLClient, http_client
-from tests.store.test_changes import another_process, changed
+from tests.store.test_changes import another_process, changed, take_a_number, write_late
 
 GENERAL = "code-interpreter-benchmark-general"
 FEED = """query($after: String, $first: Int = 20, $filter: ChangeFilter) {
@@ -145,3 +147,39 @@ async def test_a_cursor_not_given_out_is_bad_input(graphql: GraphQLClient) -> No
         [error] = (await graphql(query, after=cursor))["errors"]
         assert error["extensions"]["code"] == "BAD_USER_INPUT"
         assert "cursor" in error["message"] or "names no change" in error["message"]
+
+
+async def test_the_feed_on_mongodb_waits_for_a_change_numbered_but_not_yet_written(
+    store: Store, graphql: GraphQLClient
+) -> None:
+    if not isinstance(store, MongoStore):
+        pytest.skip("only MongoDB's writers take a number before they write their change")
+    after = encode_change_cursor((await store.change_bounds())[1])
+    taken = await take_a_number(store)
+    await changed(store, GENERAL, note="Written after the number taken.")
+
+    page = (await graphql.data(FEED, after=after))["changes"]
+    assert page["nodes"] == []  # the next one, not the one after it: a partner misses nothing
+    assert page["pageInfo"]["endCursor"] == after
+
+    await write_late(store, taken)
+    await store.follower.catch_up(store.changes_after)  # as the process's follower reads it
+    assert [change["sequence"] for change in await every_change(graphql, after)] == [
+        taken,
+        taken + 1,
+    ]
+
+
+async def test_the_feed_on_mongodb_passes_a_gap_older_than_the_grace(
+    store: Store, graphql: GraphQLClient
+) -> None:
+    if not isinstance(store, MongoStore):
+        pytest.skip("only MongoDB's writers take a number before they write their change")
+    after = encode_change_cursor((await store.change_bounds())[1])
+    taken = await take_a_number(store)  # and its writer dies
+    await changed(store, GENERAL, note="Written after the number taken.")
+    assert await every_change(graphql, after) == []
+
+    store.gap_seconds = 0.0  # as if the grace had passed since
+    await store.follower.catch_up(store.changes_after)  # as the process's follower reads it
+    assert [change["sequence"] for change in await every_change(graphql, after)] == [taken + 1]

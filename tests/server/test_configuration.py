@@ -17,6 +17,7 @@ BAD_SETTINGS = [
     ("ALMANAC_METRICS_PORT", "70000", "less than or equal to 65535"),
     ("ALMANAC_SHUTDOWN_DRAIN_SECONDS", "-2", "greater than or equal to 0"),
     ("ALMANAC_CHANGE_RETENTION_DAYS", "0", "greater than 0"),
+    ("ALMANAC_SUBSCRIPTION_SEND_TIMEOUT_SECONDS", "0", "greater than 0"),
     ("ALMANAC_MONGODB_URI", "mongo://db", "Invalid URI scheme"),
     ("ALMANAC_MONGODB_URI", "mongodb://db:99999", "Port must be an integer"),
     ("ALMANAC_REDIS_URL", "http://cache", "Redis URL must specify one of the following schemes"),

@@ -59,19 +59,20 @@ READ = {
 NEWEST = "{ changes(first: 1) { newestCursor } }"
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 @contextlib.asynccontextmanager
-async def serving(app: Starlette) -> AsyncIterator[str]:
-    """The app served by Uvicorn in this process, on loopback: its base URL."""
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    task = asyncio.create_task(server.serve())
+async def serving(
+    app: Starlette, *, send_buffer: int | None = None, **options: Any
+) -> AsyncIterator[str]:
+    """The app served by Uvicorn in this process, on loopback: its address. With
+    `send_buffer`, each connection's kernel send buffer is that small (SO_SNDBUF, which
+    accepted sockets take from the listening one); `options` are Uvicorn's."""
+    listening = socket.socket()
+    if send_buffer is not None:
+        listening.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, send_buffer)
+    listening.bind(("127.0.0.1", 0))
+    port = listening.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", **options))
+    task = asyncio.create_task(server.serve(sockets=[listening]))
     deadline = time.monotonic() + DEADLINE
     while not server.started:
         assert time.monotonic() < deadline, "the server did not start"
@@ -82,6 +83,7 @@ async def serving(app: Starlette) -> AsyncIterator[str]:
     finally:
         server.should_exit = True
         await task
+        listening.close()
 
 
 async def newest_cursor(http: httpx.AsyncClient) -> str:

@@ -33,19 +33,12 @@ def settings() -> Settings:
 @pytest.fixture
 async def worker(store: Store, settings: Settings) -> AsyncIterator[DeliveryWorker]:
     """The delivery worker the server runs, on the test's store."""
-    running = sending(DeliveryWorker(store, DeliveryPolicy.of(settings)))
+    running = DeliveryWorker(store, DeliveryPolicy.of(settings))
     task = asyncio.create_task(running.run())
     yield running
     await running.stop()
     await task
     await running.close()
-
-
-def sending(worker: DeliveryWorker) -> DeliveryWorker:
-    """The worker, sending each change at once: only the test writes to its database, so no
-    change numbered on MongoDB can still be unwritten."""
-    worker.settle_seconds = 0.0
-    return worker
 
 
 @pytest.fixture
@@ -111,7 +104,7 @@ async def test_an_endpoint_failing_past_the_retry_period_is_disabled_then_enable
     admin: GraphQLClient, store: Store, receiver: Receiver
 ) -> None:
     policy = DeliveryPolicy.of(Settings(**LOOPBACK, **FAST, webhook_retry_seconds=0.3))  # type: ignore[arg-type]
-    worker = sending(DeliveryWorker(store, policy))
+    worker = DeliveryWorker(store, policy)
     webhook_id = await made(admin, receiver)
     receiver.failures = 10**6
     await labs(admin, "acme")
@@ -250,7 +243,7 @@ async def test_a_destination_that_moved_inside_is_refused_at_delivery(
     """DNS rebinding: an address allowed at creation is checked again before each delivery."""
     await made(admin, receiver)
     strict = DeliveryPolicy.of(Settings(webhook_allow_http=True, **FAST))  # type: ignore[arg-type]
-    worker = sending(DeliveryWorker(store, strict))
+    worker = DeliveryWorker(store, strict)
     await labs(admin, "acme")
     await worker.round()
     await worker.close()
@@ -271,7 +264,7 @@ async def test_a_stopped_worker_gives_its_leases_back(
 ) -> None:
     """At shutdown another process need not wait for the lease to expire."""
     webhook_id = await made(admin, receiver)
-    worker = sending(DeliveryWorker(store, DeliveryPolicy.of(settings)))
+    worker = DeliveryWorker(store, DeliveryPolicy.of(settings))
     await labs(admin, "acme")
     await worker.round()
     held = await store.webhook(webhook_id)
