@@ -9,7 +9,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from pymongo import ASCENDING, ReturnDocument
+from pymongo import ASCENDING, DESCENDING, ReturnDocument
 from pymongo.errors import BulkWriteError, DuplicateKeyError, PyMongoError
 
 from store import subjects
@@ -593,11 +593,32 @@ class MongoStore:
 
     async def change_bounds(self) -> tuple[int, int]:
         """The sequence numbers of the log's oldest change kept (the next one while none is)
-        and of its newest ever (0 before the first)."""
+        and of its newest (0 before the first): the newest that every number before it is
+        written by, or was taken longer than `gap_seconds` ago. "From now" starts there, so it
+        never starts past a change still being written (a number taken, its change not yet
+        logged), which no reader after it would then see."""
         counter = await self.db.counters.find_one({"_id": CHANGE_COUNTER})
         newest = counter["sequence"] if counter else 0
-        oldest = await self.db.changes.find_one({}, {"_id": 1}, sort=[("_id", ASCENDING)])
-        return (newest + 1 if oldest is None else oldest["_id"], newest)
+        found = await self.db.changes.find_one({}, {"_id": 1}, sort=[("_id", ASCENDING)])
+        oldest = None if found is None else int(found["_id"])
+        if self.gap_seconds > 0:
+            newest = await self._written_up_to(newest, oldest)
+        return (newest + 1 if oldest is None else oldest, newest)
+
+    async def _written_up_to(self, newest: int, oldest: int | None) -> int:
+        """The number before the first one past the settled log that is not written yet, or
+        `newest`. Settled: the changes written before the grace, and the numbers before the
+        oldest change kept (pruned); with none kept, all but `newest`, which may be in flight.
+        Starting a number early costs a reader nothing: that change is not in the log."""
+        since = expired_before(timedelta(seconds=self.gap_seconds))
+        settled = await self.db.changes.find_one(
+            {"at": {"$lt": since}}, {"_id": 1}, sort=[("_id", DESCENDING)]
+        )
+        floor = max(0, newest - 1 if oldest is None else oldest - 1)
+        if settled is not None:
+            floor = max(floor, settled["_id"])
+        young = set(await self._young_changes(floor, since))
+        return next((n - 1 for n in range(floor + 1, newest + 1) if n not in young), newest)
 
     # Webhooks: one round trip each, logging no change (`_id` is the webhook's or event's id).
 

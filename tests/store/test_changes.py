@@ -196,6 +196,25 @@ async def test_a_reader_on_mongodb_stops_before_a_number_taken_but_not_yet_writt
     ]
 
 
+async def test_from_now_on_mongodb_starts_before_a_number_taken_but_not_yet_written(
+    store: Store,
+) -> None:
+    if not isinstance(store, MongoStore):
+        pytest.skip("only MongoDB's writers take a number before they write their change")
+    _, before = await store.change_bounds()
+    taken = await take_a_number(store)
+    await changed(store, GENERAL, note="Written after the number taken.")
+    # The newest written is taken + 1, but "from now" there would never see `taken`.
+    assert (await store.change_bounds())[1] == taken - 1 == before
+    passing = another_process(store, gap_seconds=0.0)  # the gap taken as a dead writer's
+    assert (await passing.change_bounds())[1] == taken + 1
+
+    await write_late(store, taken)
+    assert (await store.change_bounds())[1] == taken + 1
+    taken_last = await take_a_number(store)  # in flight, with nothing after it
+    assert (await store.change_bounds())[1] == taken_last - 1
+
+
 def change(sequence: int, *subjects: str) -> Change:
     return Change(ChangeKind.BENCHMARK_UPDATED, frozenset(subjects), sequence=sequence)
 
