@@ -28,7 +28,7 @@ from editing.inputs import (
     control_character,
     parse,
 )
-from editing.workspace import DryRunWorkspace
+from editing.workspace import DryRunWorkspace, place_missing_leaders
 
 __all__ = [
     "MAX_CATEGORIES",
@@ -55,6 +55,7 @@ __all__ = [
     "import_dataset",
     "item_count",
     "parse",
+    "place_missing_leaders",
     "read_dataset",
     "seed",
     "write_export",

@@ -283,10 +283,28 @@ async def rank_tracked_models(store: Store, keys: list[str], skip: Many[str] = (
     again (its writer may have placed the models as they were before this change)."""
     listing = await store.benchmarks_with_model_keys(list(set(keys)))
     while benchmarks := [doc for doc in listing if doc["slug"] not in skip]:
-        named = {entry["model_key"] for doc in benchmarks for entry in doc["entries"]}
-        tracked = index_by_key(await store.models_by_keys(list(named)))
-        moved = await store.set_tracked_ranks(*placed_anew(benchmarks, tracked))
+        moved = await _placed_anew(store, benchmarks)
         listing = await store.benchmarks_by_slugs(moved) if moved else []
+
+
+async def place_missing_leaders(store: Store, batch: int = BATCH_SIZE) -> int:
+    """Store the leaders of every benchmark written before leaders were kept (a data directory
+    or a database from before summaries), a batch at a time, so that its catalog row and its
+    place among a page's siblings are answered from its summary. One written meanwhile stored
+    its own. How many were placed here."""
+    after, placed = "", 0
+    while benchmarks := await store.benchmarks_without_leaders(after, batch):
+        placed += len(benchmarks) - len(await _placed_anew(store, benchmarks))
+        after = benchmarks[-1]["slug"]
+    return placed
+
+
+async def _placed_anew(store: Store, benchmarks: list[BenchmarkDoc]) -> list[str]:
+    """Place the tracked models, and the leaders, of these benchmarks anew, each at the
+    revision read: the slugs that moved on."""
+    named = {entry["model_key"] for doc in benchmarks for entry in doc["entries"]}
+    tracked = index_by_key(await store.models_by_keys(list(named)))
+    return await store.set_tracked_ranks(*placed_anew(benchmarks, tracked))
 
 
 def _same_model(now: ModelDoc | None, then: ModelDoc | None) -> bool:

@@ -24,7 +24,7 @@ from starlette.routing import Route, WebSocketRoute, request_response
 from starlette.types import Receive, Scope, Send
 
 from api_errors import INTERNAL_ERROR_MESSAGE
-from editing import counted, ensure_seeded
+from editing import counted, ensure_seeded, place_missing_leaders
 from request_limits import Budgets, LocalBudgets, RedisBudgets
 from schema import Services, almanac_schema
 from server.api_keys import ADMIN_KEY_FILE, EMBEDDED_ADMIN_KEY_NAME, kept_key
@@ -117,6 +117,7 @@ def create_app(
         if settings.metrics and settings.metrics_port is not None and not metrics_shared():
             start_http_server(settings.metrics_port, registry=registry())
         following = asyncio.create_task(opened.follow_changes())
+        placing = asyncio.create_task(leaders_placed(opened))
         periodic = (
             [every(FOLD_SECONDS, request_metrics.fold), every(FOLD_SECONDS, sampled_gauges.sample)]
             if request_metrics
@@ -142,6 +143,7 @@ def create_app(
             await delivering
             await worker.close()
         following.cancel()
+        placing.cancel()
         for writer in writers:
             writer.cancel()
         await asyncio.gather(*writers, return_exceptions=True)  # each writes what waits
@@ -208,6 +210,19 @@ async def close_when_draining(drain: Drain, view: AlmanacGraphQL) -> None:
     while not drain.started:  # noqa: ASYNC110 (a flag its signal handler sets)
         await asyncio.sleep(DRAIN_WATCH_SECONDS)
     view.subscriptions.close_all()
+
+
+async def leaders_placed(store: Store) -> None:
+    """The leaders of benchmarks written before they were stored, stored once, after start-up
+    (editing.place_missing_leaders): until then those rows read their whole leaderboards, as
+    before. Every process tries: one that comes second finds them stored, and changes nothing."""
+    try:
+        placed = await place_missing_leaders(store)
+    except Exception:  # the API serves without them, only slower: it says so, and goes on
+        log.exception("Could not store the leaders of benchmarks written before they were kept")
+        return
+    if placed:
+        log.info("Stored the leaders of %d benchmarks written before they were kept.", placed)
 
 
 async def every(seconds: float, work: Callable[[], None]) -> None:

@@ -119,6 +119,10 @@ class ObservedStore(Store):
         with self.observe("benchmarks_with_model_keys"):
             return await self.inner.benchmarks_with_model_keys(keys)
 
+    async def benchmarks_without_leaders(self, after: str, limit: int) -> list[BenchmarkDoc]:
+        with self.observe("benchmarks_without_leaders"):
+            return await self.inner.benchmarks_without_leaders(after, limit)
+
     async def benchmark_page(
         self, where: BenchmarkFilter, order: Order, after: list[Any] | None, limit: int
     ) -> tuple[list[BenchmarkSummaryDoc], int]:

@@ -286,6 +286,11 @@ class MongoStore:
             )
         return found
 
+    async def benchmarks_without_leaders(self, after: str, limit: int) -> list[BenchmarkDoc]:
+        query = {"slug": {"$gt": after}, "leaders": {"$exists": False}}
+        cursor = self.db.benchmarks.find(query, WITHOUT_HISTORY).sort("slug").limit(limit)
+        return list(await cursor.to_list(None))
+
     async def benchmarks_with_model_keys(self, keys: list[str]) -> list[BenchmarkDoc]:
         cursor = self.db.benchmarks.find({"entries.model_key": {"$in": keys}}, WITHOUT_HISTORY)
         return list(await cursor.to_list(None))

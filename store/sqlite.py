@@ -495,6 +495,18 @@ class SqliteStore:
         where = "slug IN (SELECT slug FROM benchmark_models WHERE model_key IN"
         return await self._benchmarks(where, keys, close=")")
 
+    async def benchmarks_without_leaders(self, after: str, limit: int) -> list[BenchmarkDoc]:
+        def read(connection: sqlite3.Connection) -> list[BenchmarkDoc]:
+            # Past the slug index, each summary's JSON is looked into: a one-off pass.
+            rows = connection.execute(
+                "SELECT doc FROM benchmarks WHERE slug > ? "
+                "AND json_type(CAST(summary AS TEXT), '$.leaders') IS NULL ORDER BY slug LIMIT ?",
+                (after, limit),
+            ).fetchall()
+            return [orjson.loads(blob) for (blob,) in rows]
+
+        return await self._run(read)
+
     async def leaderboard_size(self, slug: str) -> int | None:
         def read(connection: sqlite3.Connection) -> int | None:
             exists, size = connection.execute(
