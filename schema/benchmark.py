@@ -784,7 +784,7 @@ async def benchmark_page(context: Context, slug: str, siblings: int) -> Benchmar
     names = {*names_of(doc, kept), *history_names_of(doc, kept)}
     # A stored leader's model is found by its entry's name as any row's is (and by its slug
     # later, should that name no longer lead to it).
-    names.update(model_key(place["entry"]["model_name"]) for place in _leaders(around))
+    names.update(model_key(place["entry"]["model_name"]) for place in _leaders(_members(around)))
     # One store call for them all, past the per-key loader: its futures cost more than the
     # read (some 100 names on a synthetic page).
     models = await context.store.models_by_keys(list(names))
@@ -804,23 +804,18 @@ def _members(around: Neighbourhood) -> list[BenchmarkSummaryDoc]:
     return [*around.family, *around.siblings]
 
 
-def _leaders(around: Neighbourhood) -> list[PlaceDoc]:
-    """The stored leaders of the benchmarks around, those of a tracked model."""
-    return [place for doc in _members(around) for place in _stored_places(doc) if place["model"]]
-
-
-def _stored_places(doc: BenchmarkSummaryDoc) -> list[PlaceDoc]:
-    stored = doc.get("leaders") or NO_LEADERS
-    return [place for place in (stored["leader"], stored["tracked_leader"]) if place is not None]
+def _leaders(summaries: list[BenchmarkSummaryDoc]) -> list[PlaceDoc]:
+    """The stored leaders of these benchmarks that are tracked models."""
+    stored = [doc.get("leaders") or NO_LEADERS for doc in summaries]
+    places = [place for doc in stored for place in (doc["leader"], doc["tracked_leader"])]
+    return [place for place in places if place is not None and place["model"] is not None]
 
 
 async def leader_models(
     context: Context, summaries: list[BenchmarkSummaryDoc]
 ) -> dict[str, ModelDoc]:
     """The tracked models the stored leaders of these benchmarks name, by slug (one load)."""
-    slugs = sorted(
-        {place["model"] for doc in summaries for place in _stored_places(doc) if place["model"]}
-    )
+    slugs = sorted({place["model"] for place in _leaders(summaries) if place["model"]})
     found = await context.loaders.model_by_slug.load_many(slugs)
     return {model["slug"]: model for model in found if model is not None}
 
