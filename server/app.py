@@ -1,5 +1,5 @@
 """The Starlette application: routes, middleware, GraphiQL's files, health checks, and the
-life of the store and of the shared services (budgets, persisted queries)."""
+life of the store and of the shared services (budgets, persisted queries, subscriptions' slots)."""
 
 import asyncio
 import gc
@@ -58,6 +58,7 @@ from server.request_log import FLUSH_SECONDS, RequestLog
 from server.settings import Settings
 from server.shared_services import SharedServices
 from server.shutdown import Drain
+from server.subscription_slots import LocalSlots, RedisSlots, Slots
 from server.tracing import operation_tracing, otlp_tracer_provider, request_tracing, traced_store
 from server.webhooks import DeliveryPolicy, DeliveryWorker, destinations_of
 from server.worker_metrics import metrics_shared
@@ -238,9 +239,11 @@ async def every(seconds: float, work: Callable[[], None]) -> None:
 def shared_services(settings: Settings) -> SharedServices:
     documents: LocalDocuments | RedisDocuments
     budgets: Budgets
+    slots: Slots
     if settings.redis_url is None:
         documents = LocalDocuments(settings.persisted_query_cache_bytes)
         budgets = LocalBudgets(settings.budget_buckets)
+        slots = LocalSlots()
     else:
         redis = Redis.from_url(settings.redis_url)
         documents = RedisDocuments(redis, settings.redis_key_prefix)
@@ -251,6 +254,7 @@ def shared_services(settings: Settings) -> SharedServices:
             on_reachable=SHARED_BUDGETS_REACHABLE.set,
             max_buckets=settings.budget_buckets,
         )
+        slots = RedisSlots(redis, settings.redis_key_prefix)
     trusted = trusted_of(settings)
     graphql = Services.create(
         settings.document_limits,
@@ -258,7 +262,7 @@ def shared_services(settings: Settings) -> SharedServices:
         cost_cache_bytes=settings.cost_cache_bytes,
         answer_cache_bytes=settings.response_cache_bytes,
     )
-    return SharedServices(graphql, budgets, PersistedQueries(documents, trusted))
+    return SharedServices(graphql, budgets, PersistedQueries(documents, trusted), slots)
 
 
 def trusted_of(settings: Settings) -> dict[str, str] | None:

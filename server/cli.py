@@ -93,7 +93,8 @@ def serve(host: str, port: int, workers: int, allow_local_origins: bool) -> None
     if workers > 1 and settings.redis_url is None:
         logging.getLogger("almanac").warning(
             "Budgets are per worker without ALMANAC_REDIS_URL: each of the %d workers meters "
-            "clients on its own, so a client may spend up to %d times its budget.",
+            "clients on its own, so a client may spend up to %d times its budget (and hold as "
+            "many times its open subscriptions).",
             workers,
             workers,
         )

@@ -74,6 +74,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
             per_key=settings.max_subscriptions_per_key,
             anonymous=settings.max_subscriptions_anonymous,
             send_timeout=settings.subscription_send_timeout_seconds,
+            slots=services.slots,
         )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

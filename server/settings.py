@@ -151,7 +151,8 @@ class Settings(BaseSettings):
     request_timeout_seconds: float = Field(
         default=10.0, gt=0, description="A request running longer is stopped with TIMEOUT."
     )
-    # Subscriptions (server/subscriptions.py): streams open at once in each process.
+    # Subscriptions (server/subscriptions.py): streams open at once, across every process with
+    # Redis (server/subscription_slots.py), in each process without it.
     max_subscriptions_per_key: int = Field(
         default=10, gt=0, description="Open subscriptions per API key; one more is refused."
     )
@@ -177,8 +178,8 @@ class Settings(BaseSettings):
     )
     redis_url: str | None = Field(
         default=None,
-        description="Redis for budgets and persisted queries shared by every process; unset "
-        "means each process keeps its own.",
+        description="Redis for budgets, persisted queries and subscriptions' leases shared by "
+        "every process; unset means each process keeps its own.",
     )
     redis_key_prefix: str = Field(default="almanac:", description="Prefix of every Redis key.")
     trusted_documents: Path | None = Field(

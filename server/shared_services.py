@@ -5,13 +5,15 @@ from dataclasses import dataclass
 from request_limits import Budgets
 from schema import Services
 from server.persisted_queries import PersistedQueries
+from server.subscription_slots import Slots
 
 
 @dataclass(frozen=True)
 class SharedServices:
-    """What every request shares: budgets and persisted queries in Redis when configured (then
-    shared by every process), and the caches of the GraphQL pipeline."""
+    """What every request shares: budgets, persisted queries and subscriptions' slots in Redis
+    when configured (then shared by every process), and the caches of the GraphQL pipeline."""
 
     graphql: Services
     budgets: Budgets
     persisted: PersistedQueries
+    slots: Slots

@@ -4,10 +4,11 @@ and their end when the server drains for shutdown.
 Strawberry runs the protocols (graphql-transport-ws over a WebSocket, GraphQL over SSE); the
 view (server.graphql_view) hands each operation's stream of results through `Subscriptions.
 stream`, which admits it (at most so many open per API key, and per address for anonymous
-clients: settings), and ends it, completed, when the drain begins. An event waiting to be sent
-is never queued here: the subscription reads the change log as the client takes its events
-(schema.subscription), so a slow reader only falls behind in the log, and one that stops
-reading is let go (server.slow_subscribers).
+clients: settings; counted across every process with Redis, server.subscription_slots), and
+ends it, completed, when the drain begins. An event waiting to be sent is never queued here:
+the subscription reads the change log as the client takes its events (schema.subscription), so
+a slow reader only falls behind in the log, and one that stops reading is let go
+(server.slow_subscribers).
 """
 
 import asyncio
@@ -30,6 +31,7 @@ from api_errors import ApiError, ErrorCode, client_facing
 from schema import Context
 from server.charges import client_of
 from server.slow_subscribers import CLOSE_CODE, TooSlowToRead, close_reason, report_too_slow
+from server.subscription_slots import AllTaken, Slots
 
 HEARTBEAT_SECONDS = 15.0
 """How often a WebSocket is pinged (graphql-transport-ws `ping`): idle connections stay open
@@ -37,32 +39,38 @@ through proxies that close silent ones (SSE streams get Strawberry's comment lin
 
 
 class Subscriptions:
-    """The streams open in this process, by client (server.charges.client_of), and how long a
+    """The streams open, by client (server.charges.client_of): counted in `slots` (in this
+    process, or across every process in Redis: server.subscription_slots), and how long a
     message to one may wait to be sent (server.slow_subscribers)."""
 
-    def __init__(self, *, per_key: int, anonymous: int, send_timeout: float) -> None:
+    def __init__(self, *, per_key: int, anonymous: int, send_timeout: float, slots: Slots) -> None:
         self.per_key, self.anonymous = per_key, anonymous
         self.send_timeout = send_timeout
-        self.open: Counter[str] = Counter()
+        self.slots = slots
         self.closing = asyncio.Event()
 
-    def admit(self, client: str, *, keyed: bool) -> None:
-        """Count one more open stream for `client`, or refuse it (the bound reached)."""
-        bound = self.per_key if keyed else self.anonymous
-        if self.open[client] >= bound:
-            who = "this API key" if keyed else "an anonymous client (by address)"
-            raise ApiError(
-                f"{bound} subscriptions are open already, the most {who} may hold: "
-                "complete one before starting another.",
-                code=ErrorCode.THROTTLED,
-                details={"openSubscriptions": self.open[client], "maximum": bound},
-            )
-        self.open[client] += 1
+    @property
+    def open(self) -> Counter[str]:
+        """The streams open in this process, by client."""
+        return self.slots.open
 
-    def release(self, client: str) -> None:
-        self.open[client] -= 1
-        if self.open[client] <= 0:
-            del self.open[client]
+    @contextlib.asynccontextmanager
+    async def admitted(self, client: str, *, keyed: bool) -> AsyncIterator[None]:
+        """One more open stream for `client` while the block runs, or THROTTLED (the bound
+        reached)."""
+        bound = self.per_key if keyed else self.anonymous
+        async with contextlib.AsyncExitStack() as slot:
+            try:
+                await slot.enter_async_context(self.slots.held(client, bound))
+            except AllTaken as taken:
+                who = "this API key" if keyed else "an anonymous client (by address)"
+                raise ApiError(
+                    f"{bound} subscriptions are open already, the most {who} may hold: "
+                    "complete one before starting another.",
+                    code=ErrorCode.THROTTLED,
+                    details={"openSubscriptions": taken.held, "maximum": bound},
+                ) from None
+            yield
 
     def close_all(self) -> None:
         """End every stream, completed (the server is draining for shutdown)."""
@@ -79,7 +87,7 @@ class Subscriptions:
         """`source`'s results (the operation `query` names), admitted, until it ends or the
         drain begins. Only a subscription is: a query or mutation is sent over HTTP, where it
         is priced, checked and charged as it runs."""
-        async with contextlib.aclosing(source):
+        async with contextlib.aclosing(source), contextlib.AsyncExitStack() as slot:
             try:
                 if not is_subscription(query, operation_name):
                     raise ApiError(
@@ -87,15 +95,12 @@ class Subscriptions:
                         "and mutations as HTTP requests to /graphql.",
                         code=ErrorCode.BAD_REQUEST,
                     )
-                self.admit(client, keyed=keyed)
+                await slot.enter_async_context(self.admitted(client, keyed=keyed))
             except ApiError as refusal:
                 yield ExecutionResult(data=None, errors=[refusal.as_graphql_error()])
                 return
-            try:
-                async for result in until(self.closing, source):
-                    yield shown_to_client(result)
-            finally:
-                self.release(client)
+            async for result in until(self.closing, source):
+                yield shown_to_client(result)
 
 
 def is_subscription(query: str | None, operation_name: str | None) -> bool:

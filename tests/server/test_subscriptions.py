@@ -1,6 +1,7 @@
 """Subscriptions through a real server: `Subscription.changes` over graphql-transport-ws (with
 the `gql` client) and over SSE, each change in order, from a cursor, made by this process or
-another; the bound on open subscriptions per key; a subscriber out of budget closed (THROTTLED).
+another; the bound on open subscriptions per key, in one process and across two sharing Redis
+(and per process while Redis is out of reach); a subscriber out of budget closed (THROTTLED).
 """
 
 import asyncio
@@ -10,7 +11,8 @@ import logging
 import signal
 import socket
 import time
-from collections.abc import AsyncIterator, Iterator
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,7 @@ import websockets
 from gql import Client, GraphQLRequest
 from gql.transport.exceptions import TransportQueryError
 from gql.transport.websockets import WebsocketsTransport
+from redis.asyncio import Redis
 from starlette.applications import Starlette
 from starlette.routing import WebSocketRoute
 from websockets import Subprotocol
@@ -29,10 +32,12 @@ from websockets import Subprotocol
 from schema.changes import encode_change_cursor
 from server import subscriptions
 from server.api_keys import create_key
+from server.app import create_app
 from server.graphql_view import AlmanacGraphQL
 from server.settings import Settings
+from server.subscription_slots import LEASE_SECONDS
 from store.queries import Store
-from tests.conftest import almanac_process, live_almanac
+from tests.conftest import almanac_process, free_port, live_almanac
 from tests.server.test_cli_import import almanac
 from tests.store.test_changes import another_process, changed
 
@@ -433,3 +438,93 @@ async def test_an_sse_subscriber_that_leaves_is_let_go_cleanly(
     finally:
         logging.getLogger("uvicorn.error").removeHandler(handler)
     assert [record.getMessage() for record in failures] == []
+
+
+@contextlib.asynccontextmanager
+async def two_processes(store: Store, settings: Settings) -> AsyncIterator[tuple[str, str]]:
+    """Two apps on one store with the same `settings`, as two processes behind a load
+    balancer, each served by Uvicorn on loopback: their addresses."""
+    one, two = create_app(settings, store), create_app(settings, store)
+    try:
+        async with serving(one) as first, serving(two) as second:
+            yield first, second
+    finally:
+        for app in (one, two):
+            await app.state.services.budgets.close()
+
+
+async def refused_at_last(client: Callable[[], Client], after: str) -> list[Any]:
+    """The errors a subscription is refused with, trying again until it is (the first one,
+    elsewhere, is opening meanwhile)."""
+    deadline = time.monotonic() + DEADLINE
+    while (errors := await refusal(client(), after)) is None:
+        assert time.monotonic() < deadline, "the subscription was never refused"
+    return errors
+
+
+async def test_two_processes_share_one_bound_per_key_in_redis(store: Store, redis_url: str) -> None:
+    settings = Settings(
+        max_subscriptions_per_key=1,
+        redis_url=redis_url,
+        redis_key_prefix=f"almanac-test-{uuid.uuid4().hex}:",
+    )
+    key = await create_key(store, "reader", "read")
+    async with two_processes(store, settings) as (one, two):
+        async with httpx.AsyncClient(base_url=f"http://{one}", timeout=DEADLINE) as http:
+            after = await newest_cursor(http)
+        first = asyncio.create_task(events(websocket(one, key), 1, after=after))
+        [error] = await refused_at_last(lambda: websocket(two, key), after)
+        assert error["extensions"]["code"] == "THROTTLED"
+        assert error["extensions"]["openSubscriptions"] == 1
+        assert error["extensions"]["maximum"] == 1
+        assert not first.done()
+        first.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await first
+        # Its lease given back, the other process admits one.
+        deadline = time.monotonic() + DEADLINE
+        while await refusal(websocket(two, key), after) is not None:
+            assert time.monotonic() < deadline, "the slot was never freed"
+
+
+async def test_a_lease_left_by_a_vanished_process_frees_its_slot_when_it_lapses(
+    store: Store, redis_url: str
+) -> None:
+    prefix = f"almanac-test-{uuid.uuid4().hex}:"
+    settings = Settings(max_subscriptions_per_key=1, redis_url=redis_url, redis_key_prefix=prefix)
+    key = await create_key(store, "reader", "read")
+    leases = f"{prefix}subscriptions:key:reader"
+    redis = Redis.from_url(redis_url)
+    # A process killed outright: its lease stays, unrenewed, until it lapses.
+    await redis.zadd(leases, {"vanished": time.time() + LEASE_SECONDS})
+    async with two_processes(store, settings) as (one, _):
+        async with httpx.AsyncClient(base_url=f"http://{one}", timeout=DEADLINE) as http:
+            after = await newest_cursor(http)
+        [error] = await refused_at_last(lambda: websocket(one, key), after)
+        assert error["extensions"]["code"] == "THROTTLED"
+        await redis.zadd(leases, {"vanished": time.time() - 1})  # as LEASE_SECONDS later
+        assert await refusal(websocket(one, key), after) is None
+    await redis.aclose()
+
+
+async def test_a_redis_outage_counts_subscriptions_in_each_process(
+    store: Store, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings = Settings(max_subscriptions_per_key=1, redis_url=f"redis://127.0.0.1:{free_port()}/0")
+    key = await create_key(store, "reader", "read")
+    with caplog.at_level(logging.WARNING, logger="almanac.subscriptions"):
+        async with two_processes(store, settings) as (one, two):
+            async with httpx.AsyncClient(base_url=f"http://{one}", timeout=DEADLINE) as http:
+                after = await newest_cursor(http)
+            first = asyncio.create_task(events(websocket(one, key), 1, after=after))
+            [error] = await refused_at_last(lambda: websocket(one, key), after)
+            assert error["extensions"]["code"] == "THROTTLED"
+            # The other process counts its own: the bound holds in each, as without Redis.
+            assert await refusal(websocket(two, key), after) is None
+            first.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await first
+    said = [r.getMessage() for r in caplog.records if r.name == "almanac.subscriptions"]
+    assert len(said) == 2  # once in each process
+    assert all("Redis failed" in message for message in said)
+    assert all("counted in this process" in message for message in said)
