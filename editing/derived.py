@@ -54,14 +54,8 @@ def _board(entries: list[EntryDoc], metric: MetricDoc, tracked: TrackedModels) -
     return Board(rows, unit=metric["unit"], higher_is_better=higher_is_better)
 
 
-def tracked_ranks(
-    entries: list[EntryDoc], higher_is_better: bool, tracked: TrackedModels
-) -> list[TrackedRankDoc]:
-    """Where each tracked model stands on a leaderboard: what a model's results are ordered by."""
-    return _tracked_ranks(leaderboard(entries, higher_is_better=higher_is_better, tracked=tracked))
-
-
 def _tracked_ranks(rows: list[Row]) -> list[TrackedRankDoc]:
+    """Where each tracked model stands on a leaderboard: what a model's results are ordered by."""
     return [{"model": row.model["slug"], "rank": row.rank} for row in rows if row.model]
 
 

@@ -17,7 +17,7 @@ import pytest
 
 from editing.changes import Stamp
 from editing.dataset import dataset_from_csv
-from editing.derived import tracked_ranks
+from editing.derived import placed_anew
 from editing.importer import import_dataset
 from resolvers.tracking import index_by_key
 from store.queries import Store
@@ -60,10 +60,10 @@ async def from_scratch(store: Store) -> dict[str, dict[str, int]]:
     models = await store.models()
     tracked = index_by_key(models)
     placed: dict[str, dict[str, int]] = {model["slug"]: {} for model in models}
-    for doc in await store.benchmarks():
-        higher = doc["metric"]["higher_is_better"]
-        for place in tracked_ranks(doc["entries"], higher, tracked):
-            placed[place["model"]][doc["slug"]] = place["rank"]
+    ranks, _ = placed_anew(await store.benchmarks(), tracked)
+    for slug, (_, places) in ranks.items():
+        for place in places:
+            placed[place["model"]][slug] = place["rank"]
     return placed
 
 
