@@ -70,7 +70,7 @@ E = TypeVar("E", bound=Enum)
 T = TypeVar("T")
 
 # Siblings read with a benchmark's neighbourhood: a page of them (20, the default `first`) needs
-# no query of its own. A page reads those it shows (schema.query.siblings_shown), up to these.
+# no query of its own. A page reads those it shows (schema.selections.siblings_shown), up to these.
 SIBLINGS_WITH_A_BENCHMARK = 20
 DEFAULT_LEADERBOARD_ROWS = 100
 

@@ -1,20 +1,7 @@
 """The root Query: every way into the almanac's data."""
 
-from collections.abc import Iterator
-from typing import Any
-
 import strawberry
-from graphql import (
-    FieldNode,
-    FragmentSpreadNode,
-    InlineFragmentNode,
-    IntValueNode,
-    SelectionSetNode,
-    StringValueNode,
-    VariableNode,
-)
 from strawberry import relay
-from strawberry.types.nodes import SelectedField, Selection
 
 from api_errors import ApiError, shown
 from editing import MAX_CATEGORIES
@@ -42,89 +29,9 @@ from schema.pagination import (
     slice_size,
 )
 from schema.rate_limit import RateLimit, rate_limit
+from schema.selections import LEADER_FIELDS, rows_select, siblings_shown
 from schema.webhooks import WebhookQueries
 from store import ORDER_FIELDS, BenchmarkFilter, Order, order_key
-
-LEADER_FIELDS = frozenset({"leader", "trackedLeader"})
-"""A catalog row's fields answered from its stored leaders and their models."""
-
-
-def rows_select(info: strawberry.Info[Context], names: frozenset[str]) -> bool:
-    """Whether the rows of the connection being resolved (its nodes, or its edges' nodes)
-    select one of `names` (through fragments too; @skip and @include are not read: a row that
-    does not show them is only answered as if it might)."""
-    rows: list[SelectedField] = []
-    for field in _fields(info.selected_fields[0].selections):
-        if field.name == "nodes":
-            rows.append(field)
-        elif field.name == "edges":
-            rows += [node for node in _fields(field.selections) if node.name == "node"]
-    return any(field.name in names for row in rows for field in _fields(row.selections))
-
-
-def siblings_shown(info: strawberry.Info[Context]) -> int:
-    """How many of its first siblings the benchmark being resolved shows (the most any of its
-    `siblings` selections without `after` asks for), up to what a page reads with it: so a
-    page reads, and its kept answer depends on, no sibling it does not show. Read off the
-    operation's syntax tree: `info.selected_fields` would convert the whole page's selections
-    first (some 5% of a small page). Where fragments hide them, as many as a page reads."""
-    root = _root_field(info.operation.selection_set, info.path.key)
-    found = None if root is None else _siblings_fields(root.selection_set)
-    if found is None:
-        return SIBLINGS_WITH_A_BENCHMARK
-    variables = info.variable_values
-    wanted = [
-        _value(field, "first", variables, SIBLINGS_WITH_A_BENCHMARK)
-        for field in found
-        if _value(field, "after", variables, None) is None
-    ]
-    return max(0, min(max(wanted, default=0), SIBLINGS_WITH_A_BENCHMARK))
-
-
-def _root_field(selections: SelectionSetNode | None, key: str | int) -> FieldNode | None:
-    """The root field answered under `key` (its alias, or its name), if not in a fragment."""
-    for node in selections.selections if selections else ():
-        if isinstance(node, FieldNode) and (node.alias or node.name).value == key:
-            return node
-    return None
-
-
-def _siblings_fields(selections: SelectionSetNode | None) -> list[FieldNode] | None:
-    """The `siblings` fields among these selections (inline fragments' too); None if a named
-    fragment's spread may hold more."""
-    found = []
-    for node in selections.selections if selections else ():
-        if isinstance(node, FragmentSpreadNode):
-            return None
-        if isinstance(node, InlineFragmentNode):
-            inner = _siblings_fields(node.selection_set)
-            if inner is None:
-                return None
-            found += inner
-        elif isinstance(node, FieldNode) and node.name.value == "siblings":
-            found.append(node)
-    return found
-
-
-def _value(field: FieldNode, name: str, variables: dict[str, Any], default: Any) -> Any:
-    """An argument's value: a literal, a variable's value, or `default` if not given. Validation
-    made `first` an Int and `after` a String."""
-    node = next((a.value for a in field.arguments or () if a.name.value == name), None)
-    if isinstance(node, VariableNode):
-        return variables.get(node.name.value, default)
-    if isinstance(node, IntValueNode):
-        return int(node.value)
-    if isinstance(node, StringValueNode):
-        return node.value
-    return default  # absent, or null
-
-
-def _fields(selections: list[Selection]) -> Iterator[SelectedField]:
-    for selection in selections:
-        if isinstance(selection, SelectedField):
-            yield selection
-        else:  # a fragment's fields are the type's own
-            yield from _fields(selection.selections)
 
 
 @strawberry.input(
@@ -171,7 +78,9 @@ class Query(WebhookQueries):
 
     @strawberry.field(description="A benchmark by its slug; null if there is none.")
     async def benchmark(self, info: strawberry.Info[Context], slug: str) -> Benchmark | None:
-        return await benchmark_page(info.context, slug, siblings_shown(info))
+        return await benchmark_page(
+            info.context, slug, siblings_shown(info, SIBLINGS_WITH_A_BENCHMARK)
+        )
 
     @strawberry.field(
         directives=[page_of()], description="Benchmarks, filtered and ordered, a page at a time."
