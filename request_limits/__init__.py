@@ -16,6 +16,7 @@ from request_limits.document import (
     too_many_tokens,
 )
 from request_limits.redis_budgets import RedisBudgets
+from request_limits.redis_reachability import RedisReachability
 
 __all__ = [
     "REFUSED_COST",
@@ -28,6 +29,7 @@ __all__ = [
     "ListSizes",
     "LocalBudgets",
     "RedisBudgets",
+    "RedisReachability",
     "held_bytes",
     "limit_rules",
     "nests_past",

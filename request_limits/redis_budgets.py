@@ -18,6 +18,7 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from request_limits.budgets import LOCAL_BUCKETS, Allowance, BucketPolicy, LocalBudgets
+from request_limits.redis_reachability import RedisReachability
 
 log = logging.getLogger("almanac.limits")
 
@@ -56,14 +57,19 @@ class RedisBudgets:
         max_buckets: int = LOCAL_BUCKETS,
     ) -> None:
         self.on_failure = on_failure  # each request metered here instead
-        self.on_reachable = on_reachable  # Redis failed (False), or is back (True)
         self.redis = redis
         self.prefix = prefix
         self.clock = clock
         # The fallback: every bucket at the level Redis last gave it, metered here while
         # Redis is down.
         self.fallback = LocalBudgets(max_buckets)
-        self.reachable = True
+        self.reachability = RedisReachability(
+            log,
+            down="budgets are metered in this process until it is back, each from its last "
+            "level known here",
+            back="budgets are shared by every process again",
+            report=on_reachable,
+        )
         self._take = redis.register_script(TAKE)
 
     async def take(self, bucket: str, cost: int, policy: BucketPolicy) -> Allowance:
@@ -78,20 +84,10 @@ class RedisBudgets:
                 keys=[f"{self.prefix}budget:{bucket}"], args=arguments
             )
         except RedisError as error:
-            if self.reachable:
-                self.reachable = False
-                log.warning(
-                    "Redis failed (%s): budgets are metered in this process until it is back, "
-                    "each from its last level known here",
-                    error,
-                )
-                self.on_reachable(False)
+            self.reachability.failed(error)
             self.on_failure()
             return await self.fallback.take(bucket, cost, policy)
-        if not self.reachable:
-            self.reachable = True
-            log.warning("Redis is back: budgets are shared by every process again")
-            self.on_reachable(True)
+        self.reachability.answered()
         self.fallback.hold(bucket, float(level))
         return Allowance(allowed=bool(allowed), cost=cost, policy=policy, level=float(level))
 

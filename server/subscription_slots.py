@@ -28,6 +28,8 @@ from typing import Protocol
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
+from request_limits import RedisReachability
+
 log = logging.getLogger("almanac.subscriptions")
 
 LEASE_SECONDS = 60.0
@@ -110,7 +112,11 @@ class RedisSlots:
         # An idle client's set goes once its last lease could have lapsed (with room for skew).
         self.key_seconds = math.ceil(2 * lease_seconds) + 1
         self.open: Counter[str] = Counter()
-        self.reachable = True
+        self.reachability = RedisReachability(
+            log,
+            down="open subscriptions are counted in this process until it is back",
+            back="open subscriptions are counted across every process again",
+        )
         self._take = redis.register_script(TAKE)
         self._renew = redis.register_script(RENEW)
 
@@ -132,7 +138,7 @@ class RedisSlots:
             try:
                 await self.redis.zrem(self.key(client), stream)
             except RedisError as error:  # it lapses by itself
-                self.failed(error)
+                self.reachability.failed(error)
 
     async def take(self, client: str, bound: int, stream: str) -> None:
         now = self.clock()
@@ -146,11 +152,11 @@ class RedisSlots:
         try:
             admitted, held = await self._take(keys=[self.key(client)], args=arguments)
         except RedisError as error:
-            self.failed(error)
+            self.reachability.failed(error)
             if self.open[client] >= bound:
                 raise AllTaken(self.open[client]) from None
             return
-        self.answered()
+        self.reachability.answered()
         if not admitted:
             raise AllTaken(int(held))
 
@@ -161,23 +167,9 @@ class RedisSlots:
             try:
                 await self._renew(keys=[self.key(client)], args=[expiry, stream, self.key_seconds])
             except RedisError as error:
-                self.failed(error)
+                self.reachability.failed(error)
             else:
-                self.answered()
-
-    def failed(self, error: RedisError) -> None:
-        if self.reachable:
-            self.reachable = False
-            log.warning(
-                "Redis failed (%s): open subscriptions are counted in this process until it "
-                "is back",
-                error,
-            )
-
-    def answered(self) -> None:
-        if not self.reachable:
-            self.reachable = True
-            log.warning("Redis is back: open subscriptions are counted across every process again")
+                self.reachability.answered()
 
 
 def release(open_streams: Counter[str], client: str) -> None:
