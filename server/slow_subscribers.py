@@ -75,15 +75,15 @@ async def stream_within(
     too_slow: Callable[[], None],
 ) -> None:
     """Send `response` (a subscription's events over SSE), each message within `seconds`. If
-    one waits longer, its events end at once (their source closed, so the subscription's slot
-    is freed), `too_slow` is told, and the response ends once the client reads again (if it
+    one waits longer, `too_slow` is told, its events end at once (their source closed, so the
+    subscription's slot is freed), and the response ends once the client reads again (if it
     left, there is no one to tell)."""
     try:
         await response(scope, receive, within(send, seconds))
         return
     except TooSlowToRead:
+        too_slow()  # before the slot is freed, so whoever finds it free finds the report too
         if isinstance(response.body_iterator, AsyncGenerator):
             await response.body_iterator.aclose()
-        too_slow()
     with contextlib.suppress(OSError):
         await send({"type": "http.response.body", "body": b"", "more_body": False})

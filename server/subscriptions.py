@@ -185,26 +185,28 @@ class TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
             serving.result()
             return
         seconds = self.view_of().subscriptions.send_timeout
-        client = client_of(self.context.request, self.context.identity)
-        report_too_slow("websocket", client, seconds)
         with contextlib.suppress(WebSocketDisconnect, WebSocketDisconnected):
             await self.websocket.close(CLOSE_CODE, close_reason(seconds))
 
     async def send_message(self, message: Any) -> None:
-        """Strawberry's, within the send deadline: past it (the client not reading), the
-        connection is closed (`handle`)."""
+        """Strawberry's, within the send deadline: past it (the client not reading), it is
+        reported, then the connection is closed (`handle`): reported before any slot is freed,
+        so whoever finds the slot free finds the report too."""
         if self.stopped_reading is not None and self.stopped_reading.is_set():
             raise TooSlowToRead
+        seconds = self.view_of().subscriptions.send_timeout
         try:
-            async with asyncio.timeout(self.view_of().subscriptions.send_timeout):
+            async with asyncio.timeout(seconds):
                 await super().send_message(message)
         except TimeoutError:
-            if self.stopped_reading is not None:
+            if self.stopped_reading is not None and not self.stopped_reading.is_set():
+                client = client_of(self.context.request, self.context.identity)
+                report_too_slow("websocket", client, seconds)
                 self.stopped_reading.set()
             raise TooSlowToRead from None
 
     async def handle_task_exception(self, error: Exception) -> None:
-        if not isinstance(error, TooSlowToRead):  # reported once, by `handle`
+        if not isinstance(error, TooSlowToRead):  # reported once, by `send_message`
             await super().handle_task_exception(error)
 
     def view_of(self) -> "StreamingView":
