@@ -1,9 +1,9 @@
 """Instructions per warm request (a kept answer), counted by callgrind: repeatable whatever
 else the machine is doing, so two commits can be compared on a shared machine.
 
-One process sends the contract request (contract/benchmark-page.graphql) N times through the
-whole app (httpx's ASGITransport: no sockets, the app's middleware, view and kept answers),
-after one request that computes the answer. Run under callgrind with two counts, the
+One process sends the contract request (contract/benchmark-page.graphql) N times straight
+through the app's ASGI interface (no sockets, no client library: the app's middleware, view
+and kept answers), after one request that computes the answer. Run under callgrind with two counts, the
 difference divided by the difference of counts is what one warm request costs:
 
     valgrind --tool=callgrind --callgrind-out-file=/dev/null .venv/bin/python \\
@@ -25,8 +25,9 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from urllib.parse import urlencode
 
-import httpx
+from starlette.types import ASGIApp, Message
 
 from bench.run import CONTRACT, SLUG
 from server.app import create_app
@@ -45,20 +46,59 @@ async def send(requests: int, method: str) -> None:
         app = create_app(settings)
         query = CONTRACT.read_text(encoding="utf-8")
         variables = {"slug": SLUG}
-        transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 50000))
-        async with (
-            app.router.lifespan_context(app),
-            httpx.AsyncClient(transport=transport, base_url="http://almanac.test") as http,
-        ):
+        if method == "GET":
+            target = "/graphql?" + urlencode({"query": query, "variables": json.dumps(variables)})
+            body = b""
+        else:
+            target = "/graphql"
+            body = json.dumps({"query": query, "variables": variables}).encode()
+        async with app.router.lifespan_context(app):
             for _ in range(requests + 1):  # the first computes the answer; the rest reuse it
-                if method == "GET":
-                    params = {"query": query, "variables": json.dumps(variables)}
-                    response = await http.get("/graphql", params=params)
-                else:
-                    body = {"query": query, "variables": variables}
-                    response = await http.post("/graphql", json=body)
-                if response.status_code != 200 or "errors" in response.json():
-                    sys.exit(f"unexpected answer: {response.status_code} {response.text[:200]}")
+                status, answer = await asgi_request(app, method, target, body)
+                if status != 200 or not answer.startswith(b'{"data"'):
+                    sys.exit(f"unexpected answer: {status} {answer[:200]!r}")
+
+
+async def asgi_request(app: ASGIApp, method: str, target: str, body: bytes) -> tuple[int, bytes]:
+    """One request straight through the ASGI app (no client library: only the server's work
+    is counted), its status and body."""
+    path, _, query_string = target.partition("?")
+    headers = [(b"host", b"almanac.test"), (b"accept", b"application/json")]
+    if body:
+        headers += [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": method,
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": query_string.encode(),
+        "headers": headers,
+        "client": ("127.0.0.1", 50000),
+        "server": ("almanac.test", 80),
+        "state": {},
+    }
+    sent = False
+    status, chunks = 0, []
+
+    async def receive() -> Message:
+        nonlocal sent
+        if sent:
+            return {"type": "http.disconnect"}
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(message: Message) -> None:
+        nonlocal status
+        if message["type"] == "http.response.start":
+            status = message["status"]
+        elif message["type"] == "http.response.body":
+            chunks.append(message.get("body", b""))
+
+    await app(scope, receive, send)
+    return status, b"".join(chunks)
 
 
 def instructions(requests: int, method: str) -> int:
