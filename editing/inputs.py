@@ -48,9 +48,14 @@ MAX_SLUG_LENGTH = 100
 # What a terminal, a spreadsheet or a log reader acts on, and nobody types in a name: C0 and C1
 # control characters (newline, ESC, NUL, ...) and DEL; the bidi controls (U+202E turns the text
 # after it around); the line and paragraph separators.
-CONTROL_CHARACTERS = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]"
+CONTROL_CHARACTERS = "\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029"
+# Unicode's noncharacters (U+FDD0-U+FDEF, and the last two code points of each of the 17
+# planes): never text, and XML cannot hold U+FFFE or U+FFFF (an Atom feed could not be made).
+NONCHARACTERS = "\ufdd0-\ufdef" + "".join(
+    chr(plane << 16 | 0xFFFE) + chr(plane << 16 | 0xFFFF) for plane in range(17)
 )
+REFUSED_CHARACTERS = re.compile(f"[{CONTROL_CHARACTERS}{NONCHARACTERS}]")
+NONCHARACTER = re.compile(f"[{NONCHARACTERS}]")
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -95,12 +100,15 @@ def _not_too_early(value: str) -> str:
 
 
 def control_character(text: str, allowed: str = "") -> str | None:
-    """Why `text` cannot be stored, if it holds a control character (other than `allowed`)."""
-    for match in CONTROL_CHARACTERS.finditer(text):
-        if match.group() not in allowed:
+    """Why `text` cannot be stored, if it holds a control character (other than `allowed`) or
+    a noncharacter."""
+    for match in REFUSED_CHARACTERS.finditer(text):
+        character = match.group()
+        if character not in allowed:
+            what = "noncharacter" if NONCHARACTER.match(character) else "control character"
             return (
-                f"holds the control character U+{ord(match.group()):04X} at position "
-                f"{match.start() + 1}: only printable text is kept"
+                f"holds the {what} U+{ord(character):04X} at position {match.start() + 1}: "
+                "only printable text is kept"
             )
     return None
 

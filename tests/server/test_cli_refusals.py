@@ -37,6 +37,25 @@ def test_a_key_name_with_a_control_character_is_refused(data_dir: Path) -> None:
     assert refused.stdout == ""  # no key made
 
 
+def test_noncharacters_are_refused_in_a_key_name_and_an_import(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    refused = almanac("keys", "create", "--name", "ops\uffff", "--scope", "read")
+    assert refused.returncode == 2
+    assert "a key's name holds the noncharacter U+FFFF at position 4" in refused.stderr
+    assert refused.stdout == ""
+    bundled = load_bundled_dataset()
+    dataset = {"format": bundled["format"], "labs": [{"slug": "acme", "name": "Acme\ufffe"}]}
+    path = tmp_path / "labs.json"
+    path.write_text(json.dumps(dataset), encoding="utf-8")
+    imported = almanac("import", str(path))
+    assert imported.returncode == 1
+    assert (
+        "rejected  labs acme: line 1: name: holds the noncharacter U+FFFE at position 5"
+        in imported.stdout
+    )
+
+
 def test_an_import_refuses_control_characters_naming_each_field(
     data_dir: Path, tmp_path: Path
 ) -> None:
