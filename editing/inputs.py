@@ -7,6 +7,7 @@ A benchmark's or model's fields are all optional here: an update sets only the f
 import re
 from datetime import UTC, date, datetime
 from enum import Enum
+from functools import partial
 from typing import Annotated, Any, TypeVar
 
 from pydantic import (
@@ -113,16 +114,19 @@ def control_character(text: str, allowed: str = "") -> str | None:
     return None
 
 
-def _printable(allowed: str = "") -> BeforeValidator:
+# The checks are functions pydantic calls, not closures a factory makes at import, so that a
+# mutant of one (docs/testing.md: mutmut switches mutants at call time) is what runs.
+def _printable(value: Any, *, allowed: str = "") -> Any:
     """Refuses control characters before anything else (trimming included): a name sent as
     "\\r=1+1" is refused, not stored as "=1+1"."""
+    if isinstance(value, str) and (problem := control_character(value, allowed)):
+        raise ValueError(problem)
+    return value
 
-    def check(value: Any) -> Any:
-        if isinstance(value, str) and (problem := control_character(value, allowed)):
-            raise ValueError(problem)
-        return value
 
-    return BeforeValidator(check)
+def _printable_lines(value: Any) -> Any:
+    """`_printable`, line breaks allowed."""
+    return _printable(value, allowed="\n")
 
 
 def _without_negative_zero(value: float) -> float:
@@ -135,15 +139,11 @@ def _web_address(value: str) -> str:
     return value
 
 
-def _member_of(vocabulary_enum: type[Enum]) -> AfterValidator:
+def _member(vocabulary_enum: type[Enum], value: str) -> str:
     names = [member.name for member in vocabulary_enum]
-
-    def check(value: str) -> str:
-        if value not in names:
-            raise ValueError(f"expected one of {', '.join(names)}, got {value!r}")
-        return value
-
-    return AfterValidator(check)
+    if value not in names:
+        raise ValueError(f"expected one of {', '.join(names)}, got {value!r}")
+    return value
 
 
 def _slug(value: str) -> str:
@@ -154,10 +154,12 @@ def _slug(value: str) -> str:
 
 Slug = Annotated[str, AfterValidator(_slug)]
 Name = Annotated[
-    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=300), _printable()
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=300),
+    BeforeValidator(_printable),
 ]
-Text = Annotated[str, StringConstraints(max_length=10_000), _printable()]
-Prose = Annotated[str, StringConstraints(max_length=10_000), _printable(allowed="\n")]
+Text = Annotated[str, StringConstraints(max_length=10_000), BeforeValidator(_printable)]
+Prose = Annotated[str, StringConstraints(max_length=10_000), BeforeValidator(_printable_lines)]
 """Text that may run over several lines (a description)."""
 Score = Annotated[float, Field(allow_inf_nan=False), AfterValidator(_without_negative_zero)]
 # Integer fields within bounds any client language holds, and the almanac needs.
@@ -165,14 +167,14 @@ Prominence = Annotated[int, Field(ge=-MAX_PROMINENCE, le=MAX_PROMINENCE)]
 Rank = Annotated[int, Field(ge=1, le=MAX_RANK)]
 PastDate = Annotated[str, AfterValidator(_past_date)]
 PastMonth = Annotated[str, AfterValidator(_past_month)]
-WebAddress = Annotated[str, AfterValidator(_web_address), _printable()]
+WebAddress = Annotated[str, AfterValidator(_web_address), BeforeValidator(_printable)]
 
 
 class Input(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-SourceKindName = Annotated[str, _member_of(SourceKind)]
+SourceKindName = Annotated[str, AfterValidator(partial(_member, SourceKind))]
 SampleSize = Annotated[int, Field(ge=1, le=MAX_SAMPLE_SIZE)]
 StandardError = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 
@@ -251,7 +253,7 @@ READ_REQUEST_ONLY = ("allow_removals",)
 
 class MetricFields(Input):
     name: Name
-    unit: Annotated[str, _member_of(MetricUnit)]
+    unit: Annotated[str, AfterValidator(partial(_member, MetricUnit))]
     higher_is_better: bool = True
 
 
@@ -281,12 +283,14 @@ class BenchmarkFields(Input):
     track_position: Annotated[int, Field(ge=1, le=MAX_TRACKS)] | None = None
     made_by: Slug | None = None
     released_on: PastMonth | None = None
-    kind: Annotated[str, _member_of(Kind)] | None = None
-    level: Annotated[str, _member_of(Level)] | None = None
-    scoring: Annotated[str, _member_of(Scoring)] | None = None
-    answer_format: Annotated[str, _member_of(AnswerFormat)] | None = None
-    task_availability: Annotated[str, _member_of(TaskAvailability)] | None = None
-    status: Annotated[str, _member_of(Status)] | None = None
+    kind: Annotated[str, AfterValidator(partial(_member, Kind))] | None = None
+    level: Annotated[str, AfterValidator(partial(_member, Level))] | None = None
+    scoring: Annotated[str, AfterValidator(partial(_member, Scoring))] | None = None
+    answer_format: Annotated[str, AfterValidator(partial(_member, AnswerFormat))] | None = None
+    task_availability: Annotated[str, AfterValidator(partial(_member, TaskAvailability))] | None = (
+        None
+    )
+    status: Annotated[str, AfterValidator(partial(_member, Status))] | None = None
     category: Slug | None = None
     prominence: Prominence | None = None
     ceiling: Score | None = None
