@@ -31,8 +31,9 @@ FEED = """query AtomFeed($last: Int!, $filter: ChangeFilter) {
   }
 }"""
 EPOCH = "1970-01-01T00:00:00Z"  # a feed's `updated` before its first entry
-# What XML 1.0 cannot hold (control characters but tab and newline, U+FFFE, U+FFFF): the input
-# checks refuse it now, but a row stored before they did must not stop the feed being made.
+# What XML 1.0 cannot hold (control characters other than tab, newline and return; U+FFFE,
+# U+FFFF; lone surrogates): the inputs refuse them, but a row stored before they did must not
+# stop the feed being made.
 NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
