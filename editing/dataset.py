@@ -313,6 +313,11 @@ def dataset_from_csv(text: str) -> Dataset:
         raise InvalidInput(problems)
     reads: dict[tuple[str, str], list[tuple[int, dict[str, Any]]]] = {}
     for line, row in enumerate(reader, start=2):
+        if None in row:  # DictReader's key for the fields past the header's
+            fields = len(columns) + len(row[None])
+            raise InvalidInput.at(
+                ("line", line), f"{fields} fields, where the header names {len(columns)}"
+            )
         entry = {
             key: (value or "").strip(" ") or None  # spaces only: a control character is refused
             for key, value in row.items()

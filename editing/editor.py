@@ -262,7 +262,7 @@ class Editor:
 
     async def _insert(self, collection: Collection, doc: Any, what: str) -> None:
         try:
-            await self.workspace.insert(collection, doc)
+            await self.workspace.insert(collection, doc, self.by)
         except AlreadyExists as error:
             if "slug" in error.key:
                 raise InvalidInput.at(

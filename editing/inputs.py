@@ -7,6 +7,7 @@ A benchmark's or model's fields are all optional here: an update sets only the f
 import re
 from datetime import UTC, date, datetime
 from enum import Enum
+from functools import partial
 from typing import Annotated, Any, TypeVar
 
 from pydantic import (
@@ -48,9 +49,14 @@ MAX_SLUG_LENGTH = 100
 # What a terminal, a spreadsheet or a log reader acts on, and nobody types in a name: C0 and C1
 # control characters (newline, ESC, NUL, ...) and DEL; the bidi controls (U+202E turns the text
 # after it around); the line and paragraph separators.
-CONTROL_CHARACTERS = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]"
+CONTROL_CHARACTERS = "\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029"
+# Unicode's noncharacters (U+FDD0-U+FDEF, and the last two code points of each of the 17
+# planes): never text, and XML cannot hold U+FFFE or U+FFFF (an Atom feed could not be made).
+NONCHARACTERS = "\ufdd0-\ufdef" + "".join(
+    chr(plane << 16 | 0xFFFE) + chr(plane << 16 | 0xFFFF) for plane in range(17)
 )
+REFUSED_CHARACTERS = re.compile(f"[{CONTROL_CHARACTERS}{NONCHARACTERS}]")
+NONCHARACTER = re.compile(f"[{NONCHARACTERS}]")
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -95,26 +101,32 @@ def _not_too_early(value: str) -> str:
 
 
 def control_character(text: str, allowed: str = "") -> str | None:
-    """Why `text` cannot be stored, if it holds a control character (other than `allowed`)."""
-    for match in CONTROL_CHARACTERS.finditer(text):
-        if match.group() not in allowed:
+    """Why `text` cannot be stored, if it holds a control character (other than `allowed`) or
+    a noncharacter."""
+    for match in REFUSED_CHARACTERS.finditer(text):
+        character = match.group()
+        if character not in allowed:
+            what = "noncharacter" if NONCHARACTER.match(character) else "control character"
             return (
-                f"holds the control character U+{ord(match.group()):04X} at position "
-                f"{match.start() + 1}: only printable text is kept"
+                f"holds the {what} U+{ord(character):04X} at position {match.start() + 1}: "
+                "only printable text is kept"
             )
     return None
 
 
-def _printable(allowed: str = "") -> BeforeValidator:
+# The checks are functions pydantic calls, not closures a factory makes at import, so that a
+# mutant of one (docs/testing.md: mutmut switches mutants at call time) is what runs.
+def _printable(value: Any, *, allowed: str = "") -> Any:
     """Refuses control characters before anything else (trimming included): a name sent as
     "\\r=1+1" is refused, not stored as "=1+1"."""
+    if isinstance(value, str) and (problem := control_character(value, allowed)):
+        raise ValueError(problem)
+    return value
 
-    def check(value: Any) -> Any:
-        if isinstance(value, str) and (problem := control_character(value, allowed)):
-            raise ValueError(problem)
-        return value
 
-    return BeforeValidator(check)
+def _printable_lines(value: Any) -> Any:
+    """`_printable`, line breaks allowed."""
+    return _printable(value, allowed="\n")
 
 
 def _without_negative_zero(value: float) -> float:
@@ -127,15 +139,11 @@ def _web_address(value: str) -> str:
     return value
 
 
-def _member_of(vocabulary_enum: type[Enum]) -> AfterValidator:
+def _member(vocabulary_enum: type[Enum], value: str) -> str:
     names = [member.name for member in vocabulary_enum]
-
-    def check(value: str) -> str:
-        if value not in names:
-            raise ValueError(f"expected one of {', '.join(names)}, got {value!r}")
-        return value
-
-    return AfterValidator(check)
+    if value not in names:
+        raise ValueError(f"expected one of {', '.join(names)}, got {value!r}")
+    return value
 
 
 def _slug(value: str) -> str:
@@ -146,10 +154,12 @@ def _slug(value: str) -> str:
 
 Slug = Annotated[str, AfterValidator(_slug)]
 Name = Annotated[
-    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=300), _printable()
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=300),
+    BeforeValidator(_printable),
 ]
-Text = Annotated[str, StringConstraints(max_length=10_000), _printable()]
-Prose = Annotated[str, StringConstraints(max_length=10_000), _printable(allowed="\n")]
+Text = Annotated[str, StringConstraints(max_length=10_000), BeforeValidator(_printable)]
+Prose = Annotated[str, StringConstraints(max_length=10_000), BeforeValidator(_printable_lines)]
 """Text that may run over several lines (a description)."""
 Score = Annotated[float, Field(allow_inf_nan=False), AfterValidator(_without_negative_zero)]
 # Integer fields within bounds any client language holds, and the almanac needs.
@@ -157,14 +167,14 @@ Prominence = Annotated[int, Field(ge=-MAX_PROMINENCE, le=MAX_PROMINENCE)]
 Rank = Annotated[int, Field(ge=1, le=MAX_RANK)]
 PastDate = Annotated[str, AfterValidator(_past_date)]
 PastMonth = Annotated[str, AfterValidator(_past_month)]
-WebAddress = Annotated[str, AfterValidator(_web_address), _printable()]
+WebAddress = Annotated[str, AfterValidator(_web_address), BeforeValidator(_printable)]
 
 
 class Input(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-SourceKindName = Annotated[str, _member_of(SourceKind)]
+SourceKindName = Annotated[str, AfterValidator(partial(_member, SourceKind))]
 SampleSize = Annotated[int, Field(ge=1, le=MAX_SAMPLE_SIZE)]
 StandardError = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 
@@ -243,7 +253,7 @@ READ_REQUEST_ONLY = ("allow_removals",)
 
 class MetricFields(Input):
     name: Name
-    unit: Annotated[str, _member_of(MetricUnit)]
+    unit: Annotated[str, AfterValidator(partial(_member, MetricUnit))]
     higher_is_better: bool = True
 
 
@@ -273,12 +283,14 @@ class BenchmarkFields(Input):
     track_position: Annotated[int, Field(ge=1, le=MAX_TRACKS)] | None = None
     made_by: Slug | None = None
     released_on: PastMonth | None = None
-    kind: Annotated[str, _member_of(Kind)] | None = None
-    level: Annotated[str, _member_of(Level)] | None = None
-    scoring: Annotated[str, _member_of(Scoring)] | None = None
-    answer_format: Annotated[str, _member_of(AnswerFormat)] | None = None
-    task_availability: Annotated[str, _member_of(TaskAvailability)] | None = None
-    status: Annotated[str, _member_of(Status)] | None = None
+    kind: Annotated[str, AfterValidator(partial(_member, Kind))] | None = None
+    level: Annotated[str, AfterValidator(partial(_member, Level))] | None = None
+    scoring: Annotated[str, AfterValidator(partial(_member, Scoring))] | None = None
+    answer_format: Annotated[str, AfterValidator(partial(_member, AnswerFormat))] | None = None
+    task_availability: Annotated[str, AfterValidator(partial(_member, TaskAvailability))] | None = (
+        None
+    )
+    status: Annotated[str, AfterValidator(partial(_member, Status))] | None = None
     category: Slug | None = None
     prominence: Prominence | None = None
     ceiling: Score | None = None

@@ -43,7 +43,7 @@ class Workspace(Protocol):
     async def known_labs(self) -> dict[str, LabDoc]: ...
     async def categories(self) -> dict[str, CategoryDoc]: ...
     async def load(self, collection: Collection, slug: str) -> Any | None: ...
-    async def insert(self, collection: Collection, doc: Any) -> None: ...
+    async def insert(self, collection: Collection, doc: Any, by: str) -> None: ...
     async def replace(self, collection: Collection, current: Any, doc: Any) -> bool: ...
     async def put_site(self, key: str, doc: dict[str, Any]) -> str: ...
     async def models_renamed(self, keys: list[str]) -> None: ...
@@ -77,8 +77,8 @@ class LiveWorkspace:
         found = await self.store.documents_by_slugs(collection, [slug])
         return found[0] if found else None
 
-    async def insert(self, collection: Collection, doc: Any) -> None:
-        await self.store.insert(collection, doc)
+    async def insert(self, collection: Collection, doc: Any, by: str) -> None:
+        await self.store.insert(collection, doc, by=by)
 
     async def replace(self, collection: Collection, current: Any, doc: Any) -> bool:
         return await self.store.replace_at_revision(
@@ -96,7 +96,7 @@ class DryRunWorkspace(LiveWorkspace):
     """The store as it is, and writes that go nowhere: a change is checked and made in full,
     refused as it would be, and not written (a mutation's `dryRun`)."""
 
-    async def insert(self, collection: Collection, doc: Any) -> None:
+    async def insert(self, collection: Collection, doc: Any, by: str) -> None:
         if await self.load(collection, doc["slug"]) is not None:
             raise AlreadyExists({"slug": doc["slug"]})
 
@@ -174,8 +174,8 @@ class ImportWorkspace:
     async def load(self, collection: Collection, slug: str) -> Any | None:
         return self._held(collection).get(slug)
 
-    async def insert(self, collection: Collection, doc: Any) -> None:
-        await self._write(collection, None, doc)
+    async def insert(self, collection: Collection, doc: Any, by: str) -> None:
+        await self._write(collection, None, doc, by)
 
     async def replace(self, collection: Collection, current: Any, doc: Any) -> bool:
         await self._write(collection, current, doc)
@@ -240,7 +240,10 @@ class ImportWorkspace:
         self.tracked_models = None
         await self.store.set_tracked_ranks(*placed_anew(docs, now))
 
-    async def _write(self, collection: Collection, current: Any, doc: Any) -> None:
+    async def _write(
+        self, collection: Collection, current: Any, doc: Any, by: str | None = None
+    ) -> None:
+        """`doc` written in place of `current` (None: new), `by` its writer if new."""
         self._held(collection)[doc["slug"]] = doc
         if collection is Collection.MODELS:
             self.tracked_models = None
@@ -251,7 +254,7 @@ class ImportWorkspace:
                 self.pending.append(Write(collection, doc, revision))
         elif not self.dry_run:
             if current is None:
-                await self.store.insert(collection, doc)
+                await self.store.insert(collection, doc, by=by)
             elif not await self.store.replace_at_revision(
                 collection, doc["slug"], current["revision"], doc
             ):

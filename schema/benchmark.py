@@ -744,7 +744,10 @@ class Benchmark(SlugNode, Revised):
             return answer(self.neighbourhood)
 
         async def once_loaded() -> T:
-            return answer(await self._neighbourhood(info))
+            # An answer may itself read more (siblings past those loaded): awaited here, as
+            # GraphQL awaits only the coroutine it is given, not one that coroutine returns.
+            found: Any = answer(await self._neighbourhood(info))
+            return await found if isawaitable(found) else found  # type: ignore[no-any-return]
 
         awaited: Any = once_loaded()
         return awaited  # type: ignore[no-any-return]

@@ -1,6 +1,7 @@
 """The change feed: every change to the almanac's data, oldest first, a page at a time, from a
 cursor that holds across restarts and processes (the store's change log: store.changes)."""
 
+import re
 from collections.abc import Iterable
 from enum import Enum
 from typing import Self
@@ -32,6 +33,8 @@ from store import ChangeFilter as StoreChangeFilter
 from store import ChangeKind as StoreChangeKind
 
 CURSOR_PREFIX = "change:"
+SEQUENCE = re.compile(r"[1-9][0-9]{0,17}")
+"""A change's number as its id writes it: below 10^18, within a signed 64-bit integer."""
 
 
 def encode_change_cursor(sequence: int) -> str:
@@ -156,8 +159,14 @@ class Change(relay.Node):
     ) -> list[Self | None]:
         found: list[Self | None] = []
         for node_id in node_ids:
-            sequence = int(node_id) if node_id.isdigit() else 0
-            logged = await info.context.store.changes_after(sequence - 1, 1, ALL_PUBLIC)
+            # Only a change's own id names it: not "²" (a digit to str.isdigit, not to int),
+            # not a number past what the store holds (SQLite and BSON take 64 bits).
+            sequence = int(node_id) if SEQUENCE.fullmatch(node_id) else None
+            logged = (
+                []
+                if sequence is None
+                else await info.context.store.changes_after(sequence - 1, 1, ALL_PUBLIC)
+            )
             hit = logged and logged[0].sequence == sequence
             found.append(cls.from_logged(logged[0]) if hit else None)
         return found

@@ -10,6 +10,7 @@ from typing import Any
 import strawberry
 
 from api_errors import ApiError, ErrorCode, shown
+from editing import InvalidInput, control_character
 from schema.changes import PUBLIC_KINDS, ChangeKind, encode_change_cursor
 from schema.context import Context
 from schema.directives import WRITE, page_of, sliced_by
@@ -407,6 +408,8 @@ def _slugs(filter: WebhookFilterInput | None, field: str) -> list[str] | None:
 def _description(text: str | None) -> str | None:
     if text is not None and len(text) > MAX_DESCRIPTION:
         raise ApiError(f"`input.description`: at most {MAX_DESCRIPTION} characters.")
+    if text is not None and (problem := control_character(text)) is not None:
+        raise InvalidInput.at(("input", "description"), problem)
     return text
 
 

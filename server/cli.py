@@ -6,6 +6,7 @@ import getpass
 import json
 import logging
 import os
+import socket
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -85,6 +86,7 @@ def serve(host: str, port: int, workers: int, allow_local_origins: bool) -> None
     settings = configured()
     if settings.metrics_port == port:
         refuse_configuration([f"ALMANAC_METRICS_PORT: {port} is the API's own port (--port)"])
+    refuse_unless_bindable(host, port)
     # The store is opened (and a new one seeded) here first, so that a store that cannot be
     # opened is one line and exit code 2, not the app's start-up failing with a traceback.
     run_on_database(lambda store: store.ping())
@@ -115,6 +117,20 @@ def serve(host: str, port: int, workers: int, allow_local_origins: bool) -> None
             timeout_keep_alive=settings.keep_alive_timeout_seconds,
             timeout_graceful_shutdown=settings.shutdown_timeout_seconds,
         )
+
+
+def refuse_unless_bindable(host: str, port: int) -> None:
+    """One line and exit code 2 if the address cannot be listened on (a port in use, a host
+    not of this machine): found before a new data directory is seeded and its admin key made,
+    not by Uvicorn once the app has started. The socket is bound as Uvicorn binds it."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((host, port))
+    except OSError as error:
+        click.echo(f"Cannot serve on {host}:{port}: {error.strerror}.", err=True)
+        raise SystemExit(2) from None
 
 
 @contextmanager
@@ -444,6 +460,9 @@ def backup(file: Path) -> None:
             err=True,
         )
         raise SystemExit(1)
+    # SQLite says only "unable to open database file" (and no OSError) for a missing folder.
+    if not file.parent.is_dir():
+        raise click.ClickException(f"{file} cannot be written: there is no folder {file.parent}")
 
     async def work(store: Store) -> str:
         await store.backup(file)

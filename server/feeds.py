@@ -6,6 +6,7 @@ for as that query, kept until a change, with its ETag (server.downloads' `answer
 relative, so what is kept does not depend on the Host a request named.
 """
 
+import re
 from typing import Any
 
 from feedgen.feed import FeedGenerator
@@ -30,6 +31,10 @@ FEED = """query AtomFeed($last: Int!, $filter: ChangeFilter) {
   }
 }"""
 EPOCH = "1970-01-01T00:00:00Z"  # a feed's `updated` before its first entry
+# What XML 1.0 cannot hold (control characters other than tab, newline and return; U+FFFE,
+# U+FFFF; lone surrogates): the inputs refuse them, but a row stored before they did must not
+# stop the feed being made.
+NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 class Feeds:
@@ -88,14 +93,19 @@ def atom(feed_id: str, title: str, path: str, changes: list[dict[str, Any]]) -> 
     for change in changes:
         entry = feed.add_entry()  # each added first: the newest ends on top
         entry.id(f"urn:benchmark-almanac:change:{change['sequence']}")
-        entry.title(described(change))
+        entry.title(_xml(described(change)))
         entry.updated(change["at"])
-        entry.author({"name": change["recordedBy"] or "Benchmark Almanac"})
-        entry.content(described(change, whole=True), type="text")
+        entry.author({"name": _xml(change["recordedBy"] or "Benchmark Almanac")})
+        entry.content(_xml(described(change, whole=True)), type="text")
         if (link := _link(change)) is not None:
             entry.link(href=link, rel="alternate")
     body: bytes = feed.atom_str(pretty=True)
     return body
+
+
+def _xml(text: str) -> str:
+    """`text` with what XML cannot hold shown as U+FFFD."""
+    return NOT_XML.sub("\ufffd", text)
 
 
 def described(change: dict[str, Any], *, whole: bool = False) -> str:

@@ -75,13 +75,15 @@ class ObservedStore(Store):
         with self.observe("replace"):
             return await self.inner.replace(collection, key, doc, along=along)
 
-    async def insert(self, collection: Collection, doc: Any) -> None:
+    async def insert(self, collection: Collection, doc: Any, *, by: str | None = None) -> None:
         with self.observe("insert"):
-            await self.inner.insert(collection, doc)
+            await self.inner.insert(collection, doc, by=by)
 
-    async def insert_many(self, collection: Collection, docs: list[Any]) -> None:
+    async def insert_many(
+        self, collection: Collection, docs: list[Any], *, by: str | None = None
+    ) -> None:
         with self.observe("insert_many"):
-            await self.inner.insert_many(collection, docs)
+            await self.inner.insert_many(collection, docs, by=by)
 
     async def replace_at_revision(
         self, collection: Collection, slug: str, revision: int, doc: Any

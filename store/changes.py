@@ -102,10 +102,15 @@ def expired_before(retention: timedelta) -> str:
 
 
 def document_change(
-    collection: str, before: object | None, after: dict[str, object], subjects: Iterable[str]
+    collection: str,
+    before: object | None,
+    after: dict[str, object],
+    subjects: Iterable[str],
+    by: str | None = None,
 ) -> ChangeDraft:
     """The change of writing `after` in place of `before` (None: new): its kind, from the
-    collection and what moved (a benchmark whose history grew by a read records that read)."""
+    collection and what moved (a benchmark whose history grew by a read records that read);
+    who made it, `by` or the document's `updated_by` (a lab or category has none)."""
     singular = {"benchmarks": "benchmark", "models": "model", "labs": "lab"}.get(
         collection, "category"
     )
@@ -120,14 +125,14 @@ def document_change(
     else:
         kind = ChangeKind(f"{singular}_updated")
     revision = after.get("revision")
-    by, category = after.get("updated_by"), after.get("category")
+    category = after.get("category")
     return ChangeDraft(
         kind=kind,
         subjects=frozenset(subjects),
         collection=collection,
         slug=_text(after.get("slug")),
         revision=revision if isinstance(revision, int) else None,
-        by=_text(by),
+        by=by or _text(after.get("updated_by")),
         category=_text(category.get("slug")) if isinstance(category, dict) else None,
     )
 

@@ -125,24 +125,26 @@ class MongoStore:
         await self._log([document_change("site", None if created else key, key, [SITE])])
         return "created" if created else "updated"
 
-    async def insert_many(self, collection: Collection, docs: list[Any]) -> None:
+    async def insert_many(
+        self, collection: Collection, docs: list[Any], *, by: str | None = None
+    ) -> None:
         """Store new documents; `AlreadyExists` if a unique index already holds a key."""
         try:
             await self.db[collection].insert_many([dict(doc) for doc in docs])
         except BulkWriteError as error:
             raise AlreadyExists(_taken(error)) from error
-        await self._log([_inserted(collection, doc) for doc in docs])
+        await self._log([_inserted(collection, doc, by) for doc in docs])
 
-    async def insert(self, collection: Collection, doc: Any) -> None:
+    async def insert(self, collection: Collection, doc: Any, *, by: str | None = None) -> None:
         """Store a new document; `AlreadyExists` if a unique index already holds its key."""
-        await self._log([await self._insert(collection, doc)])
+        await self._log([await self._insert(collection, doc, by)])
 
-    async def _insert(self, collection: Collection, doc: Any) -> ChangeDraft:
+    async def _insert(self, collection: Collection, doc: Any, by: str | None = None) -> ChangeDraft:
         try:
             await self.db[collection].insert_one(dict(doc))
         except DuplicateKeyError as error:
             raise AlreadyExists((error.details or {}).get("keyValue") or {}) from error
-        return _inserted(collection, doc)
+        return _inserted(collection, doc, by)
 
     async def replace_at_revision(
         self, collection: Collection, slug: str, revision: int, doc: Any
@@ -727,13 +729,13 @@ def _taken(error: BulkWriteError) -> dict[str, Any]:
     return taken
 
 
-def _inserted(collection: Collection, doc: Any) -> ChangeDraft:
+def _inserted(collection: Collection, doc: Any, by: str | None = None) -> ChangeDraft:
     subjects = (
         benchmark_written(None, doc, set())
         if collection == "benchmarks"
         else written(collection, None, doc)
     )
-    return document_change(collection, None, doc if collection != "api_keys" else {}, subjects)
+    return document_change(collection, None, doc if collection != "api_keys" else {}, subjects, by)
 
 
 def _change_doc(change: Change) -> dict[str, Any]:

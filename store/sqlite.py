@@ -364,17 +364,19 @@ class SqliteStore:
 
         return await self._write(write)
 
-    async def insert(self, collection: Collection, doc: Any) -> None:
+    async def insert(self, collection: Collection, doc: Any, *, by: str | None = None) -> None:
         """Store a new document; `AlreadyExists` if its slug, key or name is taken."""
-        await self.insert_many(collection, [doc])
+        await self.insert_many(collection, [doc], by=by)
 
-    async def insert_many(self, collection: Collection, docs: Iterable[Any]) -> None:
+    async def insert_many(
+        self, collection: Collection, docs: Iterable[Any], *, by: str | None = None
+    ) -> None:
         """Store new documents in one transaction: all of them, or none."""
         docs = list(docs)
 
         def write(connection: sqlite3.Connection, drafts: Drafts) -> None:
             for doc in docs:
-                drafts.append(_insert(connection, collection, doc))
+                drafts.append(_insert(connection, collection, doc, by))
 
         await self._write(write)
 
@@ -1099,8 +1101,11 @@ def _replace(
     return document_change(collection, before, doc, subjects)
 
 
-def _insert(connection: sqlite3.Connection, collection: Collection, doc: Any) -> ChangeDraft:
-    """Insert one document with its indexed columns and side-table keys: the change it made."""
+def _insert(
+    connection: sqlite3.Connection, collection: Collection, doc: Any, by: str | None = None
+) -> ChangeDraft:
+    """Insert one document with its indexed columns and side-table keys: the change it made
+    (`by` its writer, where the document does not say)."""
     try:
         if collection == "benchmarks":
             _insert_benchmark(connection, doc)
@@ -1112,7 +1117,7 @@ def _insert(connection: sqlite3.Connection, collection: Collection, doc: Any) ->
                 "VALUES (?, ?, ?, ?, ?)",
                 (doc["key_id"], doc["name"], doc["created_at"], doc["revoked_at"], _dumps(doc)),
             )
-            return document_change(collection, None, {}, [KEYS])
+            return document_change(collection, None, {}, [KEYS], by)
         elif collection in SLUGGED:
             connection.execute(
                 f"INSERT INTO {collection} (slug, doc) VALUES (?, ?)", (doc["slug"], _dumps(doc))
@@ -1126,7 +1131,7 @@ def _insert(connection: sqlite3.Connection, collection: Collection, doc: Any) ->
         if collection == "benchmarks"
         else written(collection, None, doc)
     )
-    return document_change(collection, None, doc, subjects)
+    return document_change(collection, None, doc, subjects, by)
 
 
 def _insert_benchmark(connection: sqlite3.Connection, doc: BenchmarkDoc) -> None:

@@ -11,4 +11,4 @@ from tests.conftest import live_almanac
 def live_server() -> Iterator[dict[str, str]]:
     """`almanac serve` on the embedded store, on a free port, with the key it makes."""
     with live_almanac() as (url, key):
-        yield {"ALMANAC_URL": url, "ALMANAC_KEY": key}
+        yield {"BENCHMARK_ALMANAC_URL": url, "BENCHMARK_ALMANAC_KEY": key}

@@ -70,5 +70,7 @@ def test_command_runs(
     if shutil.which("curl") is None and "curl" in block.code:
         pytest.skip("curl is not installed")
     environment = reader_environment(live_server, seeded, tmp_path)
-    result = run(block.code.replace(DEV_SERVER, live_server["ALMANAC_URL"]), environment, tmp_path)
+    result = run(
+        block.code.replace(DEV_SERVER, live_server["BENCHMARK_ALMANAC_URL"]), environment, tmp_path
+    )
     assert result.returncode == 0, f"{block.name}\n{result.stdout}\n{result.stderr}"

@@ -1,6 +1,7 @@
 """Every example in docs/partners.md runs against a live server, as a partner would run it."""
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -14,6 +15,7 @@ from graphql import GraphQLList, GraphQLNonNull
 from request_limits.cost import default_of, list_size
 from schema import schema
 from schema.extensions.metering import published_types
+from server.configuration import PREFIX
 from server.settings import Settings
 from store.queries import Store
 from tests.conftest import skip_unless_required
@@ -29,6 +31,16 @@ PAGE = ROOT / "contract" / "benchmark-page.graphql"
 
 def test_the_guide_has_examples_of_both_kinds() -> None:
     assert {"python", "sh"} <= {block.info for block in EXAMPLES}
+
+
+def test_the_variables_the_examples_read_are_no_settings(live_server: dict[str, str]) -> None:
+    """A partner exports them where the `almanac` command may run: an ALMANAC_* name would be
+    read as a setting, or warned of as a misspelt one (ALMANAC_URL and ALMANAC_KEY were)."""
+    code = "\n".join(block.code for block in EXAMPLES)
+    read = set(re.findall(r"\$\{?([A-Z][A-Z0-9_]*)", code))
+    read |= set(re.findall(r"os\.environ\[[\"']([A-Z][A-Z0-9_]*)", code))
+    assert set(live_server) <= read
+    assert [name for name in read if name.startswith(PREFIX)] == []
 
 
 @pytest.mark.parametrize("block", EXAMPLES, ids=[block.name for block in EXAMPLES])
@@ -55,7 +67,7 @@ def test_example_runs(live_server: dict[str, str], block: Block, tmp_path: Path)
 def test_the_guide_states_what_the_page_costs(live_server: dict[str, str]) -> None:
     """The cost the guide quotes is what the live server charges the site's page."""
     answer = httpx.post(
-        live_server["ALMANAC_URL"] + "/graphql",
+        live_server["BENCHMARK_ALMANAC_URL"] + "/graphql",
         json={
             "query": PAGE.read_text(encoding="utf-8"),
             "variables": {"slug": "code-interpreter-benchmark-general"},
@@ -88,10 +100,10 @@ def test_the_guide_states_the_real_limits(live_server: dict[str, str]) -> None:
         default = default_of(field.args[argument])
         assert f"| `{type_name}.{field_name}` | `{argument}` | {default} |" in guide
     # What the live server reports of its budgets and maximum, with a key and without.
-    url = live_server["ALMANAC_URL"] + "/graphql"
+    url = live_server["BENCHMARK_ALMANAC_URL"] + "/graphql"
     query = {"query": "{ categories { slug } }"}
     keyed = httpx.post(
-        url, json=query, headers={"Authorization": f"Bearer {live_server['ALMANAC_KEY']}"}
+        url, json=query, headers={"Authorization": f"Bearer {live_server['BENCHMARK_ALMANAC_KEY']}"}
     ).json()["extensions"]["cost"]
     anonymous = httpx.post(url, json=query).json()["extensions"]["cost"]
     reported = [

@@ -1,13 +1,18 @@
-"""Names, sources, notes and addresses refuse control characters and bidi overrides with
-BAD_USER_INPUT naming the field, before anything is trimmed or written; a description may run
-over several lines. A bad slug says in words what a slug holds."""
+"""Names, sources, notes and addresses refuse control characters, bidi overrides and Unicode's
+noncharacters with BAD_USER_INPUT naming the field, before anything is trimmed or written; a
+benchmark's description may run over several lines. A bad slug says in words what a slug
+holds."""
 
 from typing import Any
 
+import httpx
 import pytest
 
+from server.api_keys import create_key
+from server.app import create_app
+from server.settings import Settings
 from store.queries import Store
-from tests.conftest import GraphQLClient, snapshot
+from tests.conftest import GraphQLClient, http_client, snapshot
 from tests.http.test_leaderboard_reads import record
 
 CREATE_LAB = """
@@ -18,7 +23,10 @@ UPDATE_BENCHMARK = """
 mutation($slug: String!, $input: BenchmarkInput!) {
   updateBenchmark(slug: $slug, input: $input) { description }
 }"""
+CREATE_WEBHOOK = """mutation($input: CreateWebhookInput!) {
+  createWebhook(input: $input) { webhook { description } } }"""
 GENERAL = "code-interpreter-benchmark-general"
+HOOK = "http://127.0.0.1:9/hook"  # a literal address: nothing to resolve
 
 
 def refusal(body: dict[str, Any]) -> tuple[str, str, str]:
@@ -85,3 +93,61 @@ async def test_a_bad_slug_says_in_words_what_a_slug_holds(admin: GraphQLClient) 
         assert code == "BAD_USER_INPUT"
         assert "lowercase letters a-z and digits, in words joined by single hyphens" in message
         assert "^[a-z0-9]" not in message
+
+
+@pytest.mark.parametrize(
+    ("value", "position", "code_point"),
+    [
+        ("Qwen\ufffe", 5, "U+FFFE"),
+        ("\uffff", 1, "U+FFFF"),
+        ("Q\ufdd0", 2, "U+FDD0"),
+        ("Q\ufdef", 2, "U+FDEF"),
+        ("Q\U0001fffe", 2, "U+1FFFE"),
+        ("Q\U0010ffff", 2, "U+10FFFF"),
+    ],
+)
+async def test_noncharacters_are_refused_with_the_control_characters(
+    admin: GraphQLClient,
+    store: Store,
+    client: httpx.AsyncClient,
+    value: str,
+    position: int,
+    code_point: str,
+) -> None:
+    """U+FFFE in a name used to be stored, and the Atom feeds answered 500 (XML cannot hold
+    it) until 50 newer changes pushed it out."""
+    before = await snapshot(store)
+    entry = {"modelName": "Qwen-14B-Chat", "score": 60.0, "setting": value}
+    code, where, message = refusal(await record(admin, "2026-11-20", [entry]))
+    assert (code, where) == ("BAD_USER_INPUT", "input.entries[0].setting")
+    assert f"holds the noncharacter {code_point} at position {position}" in message
+    lab = await admin(CREATE_LAB, input={"slug": "acme", "name": f"Acme {value}"})
+    assert refusal(lab)[:2] == ("BAD_USER_INPUT", "input.name")
+    described = await admin(UPDATE_BENCHMARK, slug=GENERAL, input={"description": value})
+    assert refusal(described)[:2] == ("BAD_USER_INPUT", "input.description")
+    assert await snapshot(store) == before
+    assert (await client.get("/changes.atom")).status_code == 200
+
+
+async def test_characters_next_to_the_noncharacters_are_kept(admin: GraphQLClient) -> None:
+    for number, name in enumerate(("\ufdcf", "\ufdf0", "\ufffd", "\U0001fffd", "\U00020000")):
+        lab = {"slug": f"acme-{number}", "name": f"Acme {name}"}
+        data = await admin.data(CREATE_LAB, input=lab)
+        assert data["createLab"]["name"] == f"Acme {name}"
+        await admin.data(UPDATE_BENCHMARK, slug=GENERAL, input={"note": name})
+
+
+@pytest.mark.parametrize("description", ["for ops\ufffe", "for ops\x1b[2J", "two\nlines"])
+async def test_a_webhook_description_is_checked_like_the_rest(
+    store: Store, description: str
+) -> None:
+    loopback = Settings(webhook_allow_http=True, webhook_allow_private=True)
+    async with http_client(create_app(loopback, store)) as http:
+        client = GraphQLClient(http, await create_key(store, "partner", "read"))
+        body = await client(CREATE_WEBHOOK, input={"url": HOOK, "description": description})
+        code, where, message = refusal(body)
+        assert (code, where) == ("BAD_USER_INPUT", "input.description")
+        assert message.startswith("input.description: holds the ")
+        assert await store.webhooks() == []
+        made = await client(CREATE_WEBHOOK, input={"url": HOOK, "description": "for ops"})
+        assert "errors" not in made, made

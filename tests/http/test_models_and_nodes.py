@@ -117,6 +117,15 @@ async def test_node_fetches_by_global_id(graphql: GraphQLClient) -> None:
 
 
 async def test_node_of_unknown_object_is_null(graphql: GraphQLClient) -> None:
-    for raw in ("Benchmark:no-such-benchmark", "Model:no-such-model", "Galaxy:andromeda"):
+    unknown = ("Benchmark:no-such-benchmark", "Model:no-such-model", "Galaxy:andromeda")
+    # No change's ids: "²" is a digit to str.isdigit but not to int, and 10^20 is past a 64-bit
+    # integer (both answered INTERNAL_SERVER_ERROR); the others are not as an id writes them.
+    changes = ["²", "99999999999999999999", "999999999999999999", "0", "-1", "01", " 1", "1.0"]
+    for raw in (*unknown, *(f"Change:{number}" for number in changes)):
         global_id = base64.b64encode(raw.encode()).decode()
-        assert (await graphql.data(NODE, id=global_id))["node"] is None
+        assert (await graphql.data(NODE, id=global_id))["node"] is None, raw
+    newest = await graphql.data("{ changes(last: 1) { nodes { id sequence } } }")
+    [change] = newest["changes"]["nodes"]
+    found = await graphql.data("query($id: ID!) { node(id: $id) { id } }", id=change["id"])
+    assert found["node"] == {"id": change["id"]}
+    assert base64.b64decode(change["id"]).decode() == f"Change:{change['sequence']}"

@@ -4,6 +4,7 @@ kept with an ETag, and linked from the front door and every download."""
 import feedparser
 import httpx
 
+from store import Collection, Store
 from tests.conftest import GraphQLClient
 
 GENERAL = "code-interpreter-benchmark-general"
@@ -57,3 +58,23 @@ async def test_a_feed_is_kept_with_its_etag_and_linked_from_downloads(
     assert links["changesFeed"] == "/changes.atom"
     missing = await client.get("/benchmarks/no-such-benchmark.atom")
     assert missing.status_code == 404
+
+
+async def test_a_stored_noncharacter_does_not_stop_the_feed(
+    store: Store, client: httpx.AsyncClient
+) -> None:
+    """Text stored before the inputs refused noncharacters (XML cannot hold U+FFFE or U+FFFF)
+    and control characters: shown as U+FFFD, the feed still made."""
+    [benchmark] = await store.benchmarks_by_slugs([GENERAL])
+    changed = {**benchmark, "name": "General\ufffe\uffff\x1b", "updated_by": "ops\ufffe"}
+    assert await store.replace_at_revision(
+        Collection.BENCHMARKS, GENERAL, benchmark["revision"], changed
+    )
+    for path in ("/changes.atom", f"/benchmarks/{GENERAL}.atom"):
+        answered = await client.get(path)
+        assert answered.status_code == 200, answered.text
+        feed = feedparser.parse(answered.content)
+        assert not feed.bozo, feed.bozo_exception
+        newest = feed.entries[0]
+        assert newest.title.startswith("General\ufffd\ufffd\ufffd: ")
+        assert newest.author == "ops\ufffd"
