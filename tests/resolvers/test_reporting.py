@@ -137,13 +137,12 @@ def test_a_leader_exactly_at_the_ceiling_is_near_it_with_no_headroom() -> None:
 
 def test_a_stored_ceiling_of_0_is_a_ceiling() -> None:
     """On a scale of the benchmark's own, lower better: 0 as stored, not "unknown"."""
-    seconds = benchmark(
-        ceiling=0.0, metric={"name": "Seconds", "unit": "POINTS", "higher_is_better": False}
-    )
+    metric = {"name": "Seconds", "unit": "POINTS", "higher_is_better": False}
+    seconds = benchmark(ceiling=0.0, metric=metric)
     assert ceiling_of(seconds) == 0.0
     assert (headroom(seconds, leader(12.5)), near_ceiling(seconds, leader(12.5))) == (12.5, False)
     # A stored ceiling that is not 0, lower better: the distance above it.
-    assert headroom({**seconds, "ceiling": 2.0}, leader(12.5)) == 10.5
+    assert headroom(benchmark(ceiling=2.0, metric=metric), leader(12.5)) == 10.5
 
 
 def test_headroom_is_given_to_nine_decimal_places() -> None:
