@@ -106,7 +106,8 @@ def test_a_model_touches_the_tracked_list_only_when_its_names_change() -> None:
     assert model_written(model, {**model, "released_on": "2026-01"}) == {"model:m"}
     assert model_written(model, {**model, "keys": ["m", "m2"]}) == {"model:m", "models"}
     assert model_written(model, {**model, "keys": ["n"]}) == {"model:m", "models"}  # renamed
-    assert model_written(model, {**model, "keys": ["m", "m"]}) == {"model:m"}
+    two = {**model, "keys": ["m", "m2"]}
+    assert model_written(two, {**model, "keys": ["m2", "m"]}) == {"model:m"}  # aliases reordered
 
 
 def test_a_collection_without_a_subject_of_its_own_is_everything() -> None:
