@@ -4,7 +4,7 @@ mutation testing (docs/testing.md): each test pins a rule the HTTP tests left un
 
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
@@ -20,7 +20,7 @@ from editing.changes import (
     with_reads,
 )
 from editing.errors import InvalidInput, Problem
-from editing.inputs import MAX_CATEGORIES, BenchmarkFields, ModelFields, ReadFields
+from editing.inputs import MAX_CATEGORIES, BenchmarkFields, ModelFields, ReadFields, parse
 from store import BenchmarkDoc, CategoryDoc, LabDoc
 
 STAMP = Stamp("editor", datetime(2026, 11, 12, 9, 30, tzinfo=UTC))
@@ -315,4 +315,49 @@ def test_a_repeated_row_names_the_first_of_its_model_and_setting() -> None:
     assert refusals(refused) == [
         Problem(("entries", 3), repeat, refers_to=("entries", 1)),
         Problem(("entries", 4), repeat, refers_to=("entries", 1)),
+    ]
+
+
+def test_a_benchmark_without_a_category_is_refused_at_category() -> None:
+    fields = BenchmarkFields.model_validate({k: v for k, v in NEW.items() if k != "category"})
+    with pytest.raises(InvalidInput) as refused:
+        changed_benchmark(None, "tool-bench", fields, CATALOG, STAMP, {})
+    assert refusals(refused) == [Problem(("category",), "is required")]
+    uncategorised = BenchmarkFields.model_validate({"category": None})
+    with pytest.raises(InvalidInput) as refused:
+        changed_benchmark(benchmark(), "tool-bench", uncategorised, CATALOG, STAMP, {})
+    assert refusals(refused) == [Problem(("category",), "is required")]
+
+
+def test_today_is_kept_and_the_day_after_is_the_future() -> None:
+    """A date as late as the writer's today (the importer's stamp, in UTC) is kept, and a month
+    as late as today's; one day or one month later is refused."""
+    today = STAMP.at.date()
+    assert today == date(2026, 11, 12)
+    read = {"read_on": "2026-11-12", "entries": [{"model_name": "M", "score": 1.0}]}
+    assert parse(ReadFields, read, today=today).read_on == "2026-11-12"
+    published = {"model_name": "M", "score": 1.0, "published_on": "2026-11-12"}
+    assert parse(ReadFields, {**read, "entries": [published]}, today=today).entries
+    with pytest.raises(InvalidInput) as refused:
+        parse(ReadFields, {**read, "read_on": "2026-11-13"}, today=today)
+    assert refusals(refused) == [Problem(("read_on",), "2026-11-13 is in the future")]
+
+    assert parse(ModelFields, {"name": "M", "released_on": "2026-11"}, today=today).released_on
+    with pytest.raises(InvalidInput) as refused:
+        parse(ModelFields, {"name": "M", "released_on": "2026-12"}, today=today)
+    assert refusals(refused) == [Problem(("released_on",), "2026-12 is in the future")]
+
+
+def test_an_interval_of_no_width_at_the_score_is_recorded() -> None:
+    """A source may publish an interval that is a point (every run gave the same score)."""
+    rows = [{"model_name": "M0", "score": 50.0, "interval": {"low": 50.0, "high": 50.0}}]
+    sent = ReadFields.model_validate({"read_on": "2026-11-01", "entries": rows})
+    recorded = with_read(benchmark(), sent, STAMP, {})
+    assert recorded is not None
+    assert recorded["entries"][0]["interval"] == {"low": 50.0, "high": 50.0, "level": 0.95}
+    beside = {"model_name": "M0", "score": 50.0, "interval": {"low": 50.5, "high": 50.5}}
+    with pytest.raises(InvalidInput) as refused:
+        parse(ReadFields, {"read_on": "2026-11-01", "entries": [beside]})
+    assert refusals(refused) == [
+        Problem(("entries", 0, "interval"), "50.5-50.5 does not hold the score 50")
     ]

@@ -1,12 +1,20 @@
 """Leaky buckets drain with each request and refill with time: in this process and in Redis."""
 
+import asyncio
+import logging
+import math
+import re
+import time
 from collections.abc import AsyncIterator
 
+import httpx
 import pytest
 from redis.asyncio import Redis
 
 from request_limits.budgets import BucketPolicy, Budgets, LocalBudgets
 from request_limits.redis_budgets import RedisBudgets
+from server.settings import Settings
+from tests.conftest import free_port, redis_server
 
 POLICY = BucketPolicy(capacity=100, restore_rate=10)
 
@@ -47,6 +55,98 @@ async def test_a_bucket_drains_then_refills(budgets: Budgets, clock: Clock) -> N
     assert (await budgets.take("key:a", 50, POLICY)).allowed
     clock.now += 100
     assert (await budgets.take("key:a", 0, POLICY)).remaining == 100
+
+
+async def test_fractions_round_to_what_a_client_can_rely_on(budgets: Budgets, clock: Clock) -> None:
+    """Points left round down, seconds to wait up: a client that waits as told is served."""
+    assert (await budgets.take("key:a", 55, POLICY)).reset_after == 6  # 5.5 s to drain
+    clock.now += 0.25  # 2.5 points back: 52.5 in the bucket
+    now = await budgets.take("key:a", 0, POLICY)
+    assert (now.allowed, now.remaining, now.reset_after) == (True, 47, 6)  # 47.5 and 5.25 s
+    barely = await budgets.take("key:a", 48, POLICY)  # half a point over: 0.05 s
+    assert (barely.allowed, barely.retry_after) == (False, 1)
+    assert (await budgets.take("key:a", 60, POLICY)).retry_after == 2  # 12.5 points over
+
+
+async def test_a_bucket_of_one_point_serves_a_request_of_one(
+    budgets: Budgets, clock: Clock
+) -> None:
+    smallest = BucketPolicy(capacity=1, restore_rate=1)
+    assert (await budgets.take("key:a", 1, smallest)).allowed
+    refused = await budgets.take("key:a", 1, smallest)
+    assert (refused.allowed, refused.remaining, refused.retry_after) == (False, 0, 1)
+
+
+async def test_a_shared_bucket_is_forgotten_once_drained(clock: Clock, redis_url: str) -> None:
+    """Redis keeps a bucket until it has drained (and a second more), in whole milliseconds
+    however fractional the time: 1 point at 0.003 a second drains in 333.3 s."""
+    failures: list[None] = []
+    redis = Redis.from_url(redis_url)
+    await redis.flushdb()
+    shared = RedisBudgets(redis, "test:", clock, on_failure=lambda: failures.append(None))
+    slow = BucketPolicy(capacity=10, restore_rate=0.003)
+    started = time.monotonic()
+    assert (await shared.take("key:a", 1, slow)).allowed
+    left = await redis.pttl("test:budget:key:a")
+    # Less the time the take and this read took: a bound that holds on any machine.
+    since = math.ceil((time.monotonic() - started) * 1000)
+    assert 333_334 + 1_000 - since <= left <= 333_334 + 1_000
+    assert (await shared.take("key:a", 9, slow)).remaining == 0  # shared, not this process's
+    assert failures == []
+    await shared.close()
+
+
+async def test_an_outage_of_redis_is_said_once_with_what_happens_meanwhile(
+    clock: Clock, caplog: pytest.LogCaptureFixture
+) -> None:
+    slow = BucketPolicy(capacity=100, restore_rate=0.001)  # the fallback's clock is the real one
+    port = free_port()
+    with redis_server(port) as url:
+        shared = RedisBudgets(Redis.from_url(url), "test:", clock)
+        assert (await shared.take("key:a", 30, slow)).remaining == 70
+    with caplog.at_level(logging.WARNING, logger="almanac.limits"):
+        assert (await shared.take("key:a", 10, slow)).remaining == 60  # from the level held
+        assert (await shared.take("key:a", 10, slow)).remaining == 50
+        [failed] = [record.getMessage() for record in caplog.records]
+        assert re.fullmatch(
+            r"Redis failed \((?!None\)).+\): budgets are metered in this process until it is "
+            "back, each from its last level known here",
+            failed,
+        ), failed
+        caplog.clear()
+        with redis_server(port):
+            deadline = asyncio.get_running_loop().time() + 30  # generous: a loaded machine
+            while not caplog.records:
+                assert asyncio.get_running_loop().time() < deadline, "never back"
+                await shared.take("key:b", 0, slow)
+                await asyncio.sleep(0.05)
+            messages = [record.getMessage() for record in caplog.records]
+            assert messages == ["Redis is back: budgets are shared by every process again"]
+            await shared.close()
+
+
+@pytest.fixture
+def settings() -> Settings:
+    """A budget of one point: the second request of an address is throttled."""
+    return Settings(max_query_cost=1, anonymous_bucket_capacity=1, anonymous_restore_rate=0.001)
+
+
+async def test_a_throttled_refusal_says_when_to_retry_and_is_not_stored(
+    client: httpx.AsyncClient,
+) -> None:
+    assert (await client.post("/graphql", json={"query": "{ __typename }"})).status_code == 200
+    malformed = await client.post(
+        "/graphql", content=b'{"query": ', headers={"content-type": "application/json"}
+    )
+    assert malformed.status_code == 429
+    assert malformed.headers["Retry-After"] == "1000"  # 1 point at 0.001 a second
+    assert malformed.headers["Cache-Control"] == "no-store"
+    [error] = malformed.json()["errors"]
+    assert error["extensions"]["code"] == "THROTTLED"
+    assert error["message"] == (
+        "This request costs 1 points and 0 are left in your budget, which refills at 0.001 "
+        "points a second. Retry in 1000 seconds."
+    )
 
 
 async def test_a_bucket_keeps_its_time_exactly(budgets: Budgets, clock: Clock) -> None:

@@ -121,3 +121,60 @@ def test_headroom_where_lower_is_better_and_without_a_ceiling() -> None:
     elo = benchmark(metric={"name": "Rating", "unit": "ELO", "higher_is_better": True})
     assert (headroom(elo, leader(1300.0)), near_ceiling(elo, leader(1300.0))) == (None, None)
     assert headroom(benchmark(), None) is None
+
+
+def test_a_leader_exactly_at_the_ceiling_is_near_it_with_no_headroom() -> None:
+    assert (
+        headroom(benchmark(ceiling=85.0), leader(85.0)),
+        near_ceiling(benchmark(ceiling=85.0), leader(85.0)),
+    ) == (0.0, True)
+    errors = benchmark(metric={"name": "Error rate", "unit": "PERCENT", "higher_is_better": False})
+    assert (headroom(errors, leader(0.0)), near_ceiling(errors, leader(0.0))) == (0.0, True)
+    # Lower is better: a leader above the ceiling, its interval short of it, is not near it.
+    assert near_ceiling(errors, leader(3.5)) is False
+    assert near_ceiling(errors, leader(3.5, standard_error=1.0)) is False  # 3.5 - 1.96 > 0
+
+
+def test_a_stored_ceiling_of_0_is_a_ceiling() -> None:
+    """On a scale of the benchmark's own, lower better: 0 as stored, not "unknown"."""
+    metric = {"name": "Seconds", "unit": "POINTS", "higher_is_better": False}
+    seconds = benchmark(ceiling=0.0, metric=metric)
+    assert ceiling_of(seconds) == 0.0
+    assert (headroom(seconds, leader(12.5)), near_ceiling(seconds, leader(12.5))) == (12.5, False)
+    # A stored ceiling that is not 0, lower better: the distance above it.
+    assert headroom(benchmark(ceiling=2.0, metric=metric), leader(12.5)) == 10.5
+
+
+def test_headroom_is_given_to_nine_decimal_places() -> None:
+    assert headroom(benchmark(), leader(99.99999999994)) == 0.0  # 6e-11: float noise
+    assert headroom(benchmark(), leader(99.999999994)) == 6e-9
+
+
+def test_a_computed_interval_reaching_the_ceiling_is_near_it() -> None:
+    """A PERCENT score with only a sample size: its Wilson interval (97 of 100: up to 99.0)."""
+    assert near_ceiling(benchmark(ceiling=98.0), leader(97.0, sample_size=100)) is True
+    assert near_ceiling(benchmark(ceiling=98.0), leader(97.0)) is False
+
+
+@pytest.mark.parametrize(
+    ("board", "reported", "expected"),
+    [
+        # No source: who reported it is unknown.
+        (benchmark(source=None), None, None),
+        (benchmark(source=None), "THIRD_PARTY", False),
+        # The maintainer's board of a benchmark whose maker is unknown.
+        (benchmark(made_by=None), None, None),
+        # A lab's report named by an entry of a board with another kind: which lab is unknown.
+        (
+            benchmark(
+                source={"name": "S", "url": None, "kind": "BENCHMARK_MAINTAINER", "lab": QWEN}
+            ),
+            "MODEL_DEVELOPER",
+            None,
+        ),
+    ],
+)
+def test_self_reported_where_the_reporter_is_unknown(
+    board: Any, reported: str | None, expected: bool | None
+) -> None:
+    assert self_reported(entry(reported_by=reported), model(QWEN), board) is expected

@@ -4,7 +4,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from resolvers.uncertainty import Interval, interval_of, wilson_interval
+from resolvers.ranking import RankRange, rank_ranges
+from resolvers.uncertainty import Interval, bounds, interval_of, wilson_interval
 
 
 def entry(score: float, **more: object) -> dict[str, object]:
@@ -71,3 +72,19 @@ def test_a_wilson_interval_holds_its_score(counts: tuple[int, int]) -> None:
     found = interval_of(entry(score, sample_size=size), "PERCENT")  # type: ignore[arg-type]
     assert found is not None
     assert 0 <= found.low <= score <= found.high <= 100
+
+
+def test_an_interval_of_no_width_is_a_point() -> None:
+    """Published as a point, or a standard error of 0: the score at both ends, which ties
+    with the same score and is surely above a lower one, as a point is."""
+    point = entry(70.0, interval={"low": 70.0, "high": 70.0, "level": 0.95})
+    assert interval_of(point, "PERCENT") == Interval(70.0, 70.0, 0.95, computed=False)  # type: ignore[arg-type]
+    exact = entry(70.0, standard_error=0.0)
+    assert interval_of(exact, "PERCENT") == Interval(70.0, 70.0, 0.95, computed=True)  # type: ignore[arg-type]
+    ends = [bounds(row, "PERCENT") for row in (point, exact, entry(60.0))]  # type: ignore[arg-type]
+    assert ends == [(70.0, 70.0), (70.0, 70.0), (60.0, 60.0)]
+    assert rank_ranges(ends, higher_is_better=True) == [
+        RankRange(1, 2),
+        RankRange(1, 2),
+        RankRange(3, 3),
+    ]

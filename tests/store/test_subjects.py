@@ -2,8 +2,8 @@
 
 from typing import Any
 
-from store.queries import Store
-from store.reads import noting_reads
+from store.queries import Collection, Store
+from store.reads import READS, noting_reads
 from store.subjects import (
     ALL_KEY,
     ANY_KEY,
@@ -12,6 +12,7 @@ from store.subjects import (
     model_written,
     purge_keys,
     surrogate_keys,
+    written,
 )
 
 GENERAL = "code-interpreter-benchmark-general"
@@ -69,11 +70,53 @@ def test_a_move_touches_both_categories_and_a_new_place_the_ranks() -> None:
     assert "listings" in benchmark_written(doc(), relisted, {("m", 1)})
 
 
+def test_a_family_move_touches_the_family_left_and_the_one_joined() -> None:
+    moved = doc(family="a")
+    assert benchmark_written(doc(), moved, {("m", 1)}) == {
+        "benchmark:b",
+        "catalog",
+        "category:c",
+        "family:a",
+        "family:b",
+    }
+
+
+def test_a_new_lab_touches_the_catalog_its_filter_reads() -> None:
+    made = doc(made_by={"slug": "lab-a", "name": "Lab A"})
+    assert "catalog" in benchmark_written(doc(), made, {("m", 1)})
+    remade = doc(made_by={"slug": "lab-b", "name": "Lab B"})
+    assert "catalog" in benchmark_written(made, remade, {("m", 1)})
+    renamed = doc(made_by={"slug": "lab-a", "name": "Lab A, renamed"})
+    assert benchmark_written(made, renamed, {("m", 1)}) == {"benchmark:b"}
+
+
+def test_a_model_newly_listed_or_no_longer_placed_is_named() -> None:
+    listing = doc(entries=[{"model_key": "m"}, {"model_key": "n"}])
+    assert "listings" in benchmark_written(doc(), listing, {("m", 1)})
+    assert "listings" in benchmark_written(listing, doc(), {("m", 1)})
+    left = doc(tracked_ranks=[])
+    assert benchmark_written(doc(), left, {("m", 1)}) == {"benchmark:b", "ranks:m"}
+    joined = doc(tracked_ranks=[{"model": "m", "rank": 1}, {"model": "n", "rank": 2}])
+    assert benchmark_written(doc(), joined, {("m", 1)}) == {"benchmark:b", "ranks:n"}
+
+
 def test_a_model_touches_the_tracked_list_only_when_its_names_change() -> None:
     model = {"slug": "m", "keys": ["m"]}
     assert model_written(None, model) == {"model:m", "models"}
     assert model_written(model, {**model, "released_on": "2026-01"}) == {"model:m"}
     assert model_written(model, {**model, "keys": ["m", "m2"]}) == {"model:m", "models"}
+    assert model_written(model, {**model, "keys": ["n"]}) == {"model:m", "models"}  # renamed
+    two = {**model, "keys": ["m", "m2"]}
+    assert model_written(two, {**model, "keys": ["m2", "m"]}) == {"model:m"}  # aliases reordered
+
+
+def test_a_collection_without_a_subject_of_its_own_is_everything() -> None:
+    """What no subject names (a collection added later) retires every answer, when written
+    and when read, rather than none."""
+    for collection, subject in [("labs", "labs"), ("api_keys", "keys"), ("site", "site")]:
+        assert written(collection, None, {}) == {subject}
+    assert written("webhooks", None, {}) == {"*"}
+    assert set(READS["documents_by_slugs"](("webhooks", ["w"]), [])) == {"*"}
 
 
 def test_surrogate_keys_name_what_was_read_and_purge_keys_reach_them() -> None:
@@ -84,6 +127,15 @@ def test_surrogate_keys_name_what_was_read_and_purge_keys_reach_them() -> None:
     assert surrogate_keys(huge) == [ALL_KEY, ANY_KEY]
 
 
+def test_surrogate_keys_fill_the_bytes_allowed_and_no_more() -> None:
+    """Each key takes its length and a separator: 128 keys of 63 characters fill 8192 bytes."""
+    assert MAX_KEYS_BYTES == 128 * 64
+    full = {f"benchmark:{i:03d}{'x' * 50}" for i in range(128)}
+    assert surrogate_keys(full) == [ALL_KEY, *sorted(full)]
+    over = {*sorted(full)[1:], sorted(full)[0] + "y"}  # one byte more
+    assert surrogate_keys(over) == [ALL_KEY, ANY_KEY]
+
+
 async def test_reads_are_noted_by_what_they_asked_and_found(store: Store) -> None:
     read: set[str] = set()
     noted = noting_reads(store, read)
@@ -91,13 +143,40 @@ async def test_reads_are_noted_by_what_they_asked_and_found(store: Store) -> Non
     assert read == {f"benchmark:{GENERAL}", "benchmark:no-such-benchmark"}
 
     read.clear()
-    await noted.model_results(slug := "qwen-14b", 0, limit=1)  # a named argument too
-    assert f"ranks:{slug}" in read
-    assert len(read) == 2  # and the one benchmark shown
+    results, _ = await noted.model_results(slug := "qwen-14b", 0, limit=1)  # a named argument too
+    assert read == {f"ranks:{slug}", f"benchmark:{results[0]['slug']}"}  # the one shown
+
+    read.clear()
+    found = await noted.benchmark_with_neighbourhood(GENERAL, 2)
+    assert found is not None
+    shown = [summary["slug"] for summary in (*found[1].family, *found[1].siblings)]
+    assert len(shown) == 5 + 2  # its family, itself included, and 2 siblings
+    assert GENERAL in shown
+    assert read == {
+        "family:code-interpreter-benchmark",
+        "category:tool-use",
+        *(f"benchmark:{slug}" for slug in shown),
+        *(f"leaders:{slug}" for slug in shown),
+    }
+    read.clear()
+    assert await noted.benchmark_with_neighbourhood("no-such-benchmark", 2) is None
+    assert read == {"benchmark:no-such-benchmark"}  # creating it changes the answer
+
+    for collection, slugs, subjects in [
+        (Collection.BENCHMARKS, [GENERAL], {f"benchmark:{GENERAL}"}),
+        (Collection.MODELS, ["qwen-14b", "none"], {"model:qwen-14b", "model:none"}),
+        (Collection.LABS, ["openai"], {"labs"}),
+        (Collection.CATEGORIES, ["tool-use"], {"categories"}),
+    ]:
+        read.clear()
+        await noted.documents_by_slugs(collection, slugs)
+        assert read == subjects, collection
 
     read.clear()
     await noted.dump()  # a read no rule describes: it depends on everything
     assert read == {"*"}
     read.clear()
     await noted.ping()
+    assert read == set()
+    assert noted.insert == store.insert  # a write passes through, noting nothing
     assert read == set()
