@@ -9,6 +9,8 @@ from graphql import (
     GraphQLNonNull,
     GraphQLObjectType,
     build_schema,
+    get_introspection_query,
+    graphql_sync,
     parse,
 )
 
@@ -23,6 +25,7 @@ SCHEMA = published_types(schema)
 LEADERBOARD = 100  # Benchmark.leaderboard's default `first`
 CATEGORIES = MAX_CATEGORIES  # Query.categories' @listSize(assumedSize:)
 WRITE = 10  # a mutation's @cost(weight:)
+RECOMPUTED = 100  # `asOf`'s @cost(weight:)
 
 
 def cost(text: str, operation: str | None = None, **variables: Any) -> int:
@@ -45,7 +48,7 @@ def test_first_comes_from_variables_defaults_or_the_schema() -> None:
     assert cost(text, n=3) == 4
     assert cost("query($n: Int! = 5) { benchmarks(first: $n) { nodes { name } } }") == 6
     assert cost("{ benchmarks { nodes { name } } }") == 1 + 20  # the schema's default
-    assert cost(text, n="lots") == 1  # refused later by validation, at no cost
+    assert cost(text, n="lots") == 0  # refused by execution before anything runs
 
 
 def test_nested_lists_multiply() -> None:
@@ -145,10 +148,6 @@ def test_mutations_cost_more_for_their_write() -> None:
     assert cost(text) == WRITE
 
 
-def test_introspection_is_free() -> None:
-    assert cost("{ __schema { types { name fields { name } } } __typename }") == 0
-
-
 def test_an_operation_the_schema_has_no_root_for_costs_nothing_here() -> None:
     assert cost("subscription { benchmarks { totalCount } }") == 0  # refused by validation
 
@@ -193,3 +192,125 @@ def test_a_list_the_sdl_leaves_unbounded_is_named_as_a_schema_error() -> None:
 
 def test_a_document_with_type_definitions_is_priced_on_its_operation() -> None:
     assert cost("{ categories { slug } } type Extra { a: Int }") == CATEGORIES  # then refused
+
+
+CHANGES = 20  # Query.changes' default `first`
+
+
+def test_every_slicing_argument_given_counts_the_largest() -> None:
+    assert cost("{ changes(last: 60) { nodes { sequence } } }") == 1 + 60
+    assert cost("{ changes(first: 0, last: 60) { nodes { sequence } } }") == 1 + 60
+    assert cost("{ changes(first: 60, last: 2) { nodes { sequence } } }") == 1 + 60
+    assert cost("{ changes(last: null) { nodes { sequence } } }") == 1 + CHANGES
+
+
+def test_with_no_slicing_argument_given_the_default_counts() -> None:
+    assert cost("{ changes { nodes { sequence } } }") == 1 + CHANGES
+    text = "query($n: Int) { changes(last: $n) { nodes { sequence } } }"
+    assert cost(text) == 1 + CHANGES  # a variable without a value is no argument given
+    assert cost(text, n=None) == 1 + CHANGES
+    assert cost(text, n=70) == 1 + 70
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "{ changes(last: 101) { nodes { sequence } } }",
+        "{ changes(first: 0, last: 101) { nodes { sequence } } }",
+        "{ changes(last: -1) { nodes { sequence } } }",
+    ],
+)
+def test_every_slicing_argument_is_refused_out_of_range(text: str) -> None:
+    with pytest.raises(ApiError, match=r"^`last` must be between 0 and 100"):
+        cost(text)
+
+
+def test_a_slice_at_its_maximum_is_allowed() -> None:
+    assert cost("{ changes(last: 100) { nodes { sequence } } }") == 1 + 100
+    assert cost('{ benchmark(slug: "x") { leaderboard(first: 10000) { score } } }') == 1 + 10_000
+
+
+SLICED = build_schema(
+    """
+    directive @listSize(assumedSize: Int, slicingArguments: [String!], sizedFields: [String!],
+      requireOneSlicingArgument: Boolean = true) on FIELD_DEFINITION
+    type Item { name: String }
+    type Query {
+      one(first: Int, last: Int): [Item] @listSize(slicingArguments: ["first", "last"])
+      any(first: Int = 4, last: Int): [Item]
+        @listSize(slicingArguments: ["first", "last"], requireOneSlicingArgument: false)
+    }
+    """
+)
+
+
+def test_require_one_slicing_argument_takes_exactly_one() -> None:
+    """The spec's `requireOneSlicingArgument` (true unless said otherwise): exactly one of the
+    slicing arguments is given, or the request is refused; false: any, the largest counts."""
+
+    def priced(text: str) -> int:
+        return query_cost(SLICED, parse(text), None, {}, LIST_SIZES)
+
+    assert priced("{ one(last: 3) { name } }") == 3
+    for refused in ("{ one { name } }", "{ one(first: 2, last: 3) { name } }"):
+        with pytest.raises(ApiError, match=r"^`one` takes exactly one of first, last\.$"):
+            priced(refused)
+    assert priced("{ any { name } }") == 4
+    assert priced("{ any(first: 2, last: 3) { name } }") == 3
+
+
+def test_only_the_selected_operations_variable_defaults_count() -> None:
+    text = """query Small($n: Int! = 1) { benchmarks(first: $n) { nodes { name } } }
+        query Large($n: Int! = 100) { benchmarks(first: $n) { nodes { name } } }"""
+    assert cost(text, "Small") == 1 + 1
+    assert cost(text, "Large") == 1 + 100
+    assert cost(text, "Small", n=7) == 1 + 7
+
+
+def test_variables_are_coerced_as_execution_coerces_them() -> None:
+    text = "query($n: Int!) { benchmarks(first: $n) { nodes { name } } }"
+    assert cost(text, n=5.0) == 1 + 5  # an integral float is an Int
+    assert cost(text, n=5.5) == 0  # refused by execution: nothing runs
+    listed = "query($f: ChangeFilter) { changes(filter: $f, last: 3) { nodes { sequence } } }"
+    assert cost(listed, f={"benchmarks": "one"}) == 1 + 3  # one item coerced to a list
+
+
+def objects_in(value: Any) -> int:
+    """How many objects an answer holds."""
+    if isinstance(value, dict):
+        return 1 + sum(objects_in(item) for item in value.values())
+    if isinstance(value, list):
+        return sum(objects_in(item) for item in value)
+    return 0
+
+
+def test_a_full_introspection_costs_the_objects_it_returns() -> None:
+    text = get_introspection_query(descriptions=True)
+    answer = graphql_sync(SCHEMA, text)
+    assert answer.errors is None
+    assert cost(text) == objects_in(answer.data) - 1  # the answer's own `data` object is free
+    assert cost(text) > 1_000
+
+
+def test_aliased_introspection_costs_each_alias() -> None:
+    one = "__schema { types { name fields { name args { name } } } }"
+    single = cost("{ " + one + " }")
+    many = "{ " + " ".join(f"a{i}: {one}" for i in range(29)) + " }"
+    assert cost(many) == 29 * single
+    assert cost('{ __type(name: "Benchmark") { fields { name } } }') == 1 + len(
+        SCHEMA.type_map["Benchmark"].fields  # type: ignore[attr-defined]
+    )
+    assert cost('{ __type(name: "Nothing") { fields { name } } }') == 0
+    assert cost("{ __typename }") == 0
+
+
+def test_an_argument_that_computes_carries_its_cost() -> None:
+    """`asOf` makes a field compute the leaderboard of a day anew: its `@cost` counts once."""
+    assert cost('{ benchmark(slug: "x") { entryCount } }') == 1
+    assert cost('{ benchmark(slug: "x") { entryCount(asOf: null) } }') == 1
+    assert cost('{ benchmark(slug: "x") { entryCount(asOf: "2026-01-01") } }') == 1 + RECOMPUTED
+    text = '{ benchmark(slug: "x") { leaderboard(first: 3, asOf: "2026-01-01") { score } } }'
+    assert cost(text) == 1 + RECOMPUTED + 3
+    text = 'query($d: Date) { benchmark(slug: "x") { leader(asOf: $d) { score } } }'
+    assert cost(text) == 1 + 1
+    assert cost(text, d="2026-01-01") == 1 + RECOMPUTED + 1
