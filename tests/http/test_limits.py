@@ -46,6 +46,8 @@ CYCLE = '{ benchmark(slug: "x") { ...A } } fragment A on Benchmark { parent { ..
 HUGE_PAGE = "{ benchmarks(first: 100000) { nodes { name } } }"
 TOKENS = "{ categories { " + "slug " * 400 + "} }"
 EXPENSIVE = "{ benchmarks(first: 10) { nodes { leaderboard { model { name } } } } }"
+LAST_PAST_A_PAGE = "{ changes(last: 101) { nodes { sequence } } }"
+INTROSPECTION = "{ __schema { types { fields { type { name } } } } }"
 
 
 @pytest.mark.parametrize(
@@ -57,6 +59,8 @@ EXPENSIVE = "{ benchmarks(first: 10) { nodes { leaderboard { model { name } } } 
         (HUGE_PAGE, "BAD_USER_INPUT", "`first` must be between 0 and 100; got 100000."),
         (EXPENSIVE, "MAX_COST_EXCEEDED", "costs 2011 points; the most a request may cost is 400"),
         (TOKENS, "TOO_MANY_TOKENS", "more than 300 tokens"),
+        (LAST_PAST_A_PAGE, "BAD_USER_INPUT", "`last` must be between 0 and 100; got 101."),
+        (INTROSPECTION, "MAX_COST_EXCEEDED", "the most a request may cost is 400"),
     ],
 )
 async def test_abuse_is_refused_before_any_work(
@@ -160,6 +164,7 @@ async def test_anonymous_budget_drains_per_address(app: Starlette) -> None:
         assert int(throttled.headers["Retry-After"]) == 50_000  # 50 points at 0.001 a second
         assert "costs 50 points and 0 are left" in throttled.json()["errors"][0]["message"]
         assert "data" not in throttled.json()
+        assert throttled.json()["extensions"]["cost"]["requestedQueryCost"] == 0  # not charged
         # Another address has its own bucket.
         assert (await second.post("/graphql", json={"query": FIFTY_POINTS})).status_code == 200
         # No request is free: even the cheapest is throttled now, and says where it stands.
@@ -167,6 +172,7 @@ async def test_anonymous_budget_drains_per_address(app: Starlette) -> None:
         assert cheapest.status_code == 429
         assert cheapest.headers["RateLimit-Remaining"] == "0"
         assert cheapest.headers["Retry-After"] == "1000"  # 1 point at 0.001 a second
+        assert cheapest.json()["extensions"]["cost"]["requestedQueryCost"] == 0
 
 
 async def test_each_key_has_its_own_bigger_budget(app: Starlette, store: Store) -> None:
