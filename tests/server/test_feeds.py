@@ -4,6 +4,7 @@ kept with an ETag, and linked from the front door and every download."""
 import feedparser
 import httpx
 
+from server.feeds import ENTRIES, FEED
 from tests.conftest import GraphQLClient
 
 GENERAL = "code-interpreter-benchmark-general"
@@ -57,3 +58,17 @@ async def test_a_feed_is_kept_with_its_etag_and_linked_from_downloads(
     assert links["changesFeed"] == "/changes.atom"
     missing = await client.get("/benchmarks/no-such-benchmark.atom")
     assert missing.status_code == 404
+
+
+async def test_a_feed_costs_what_its_query_costs(client: httpx.AsyncClient) -> None:
+    """Priced for the `last` 50 changes its query asks for, as the same query sent is: each a
+    change with its subject, its read and two leaders."""
+    general = {"last": ENTRIES, "filter": {"benchmarks": [GENERAL]}}
+    for path, variables in (
+        ("/changes.atom", {"last": ENTRIES}),
+        (f"/benchmarks/{GENERAL}.atom", general),
+    ):
+        feed = await client.get(path)
+        sent = (await client.post("/graphql", json={"query": FEED, "variables": variables})).json()
+        charged = sent["extensions"]["cost"]["requestedQueryCost"]
+        assert int(feed.headers["almanac-cost"]) == charged == 1 + ENTRIES * (1 + 4)
