@@ -315,14 +315,14 @@ class _CostWalk:
     def introspection_cost(self, node: FieldNode) -> int:
         """`__schema` or `__type(name:)`: an object for each object it returns."""
         if node.name.value == "__schema":
-            path: tuple[str, ...] = ("__schema",)
+            path: tuple[str, ...] = (node.name.value,)
             self.introspected[path] = (self.schema,)
         else:
             try:
                 name = get_argument_values(TypeMetaFieldDef, node, self.variables)["name"]
             except GraphQLError:
                 return 0  # Execution refuses the field: it returns nothing.
-            path = ("__type", name)
+            path = (node.name.value, name)
             found = self.schema.get_type(name)
             self.introspected[path] = () if found is None else (found,)
         return OBJECT_WEIGHT * len(self.introspected[path]) + self.introspection_selection(

@@ -4,6 +4,9 @@ from typing import Any
 
 import pytest
 from graphql import (
+    GraphQLArgument,
+    GraphQLDefaultInput,
+    GraphQLInt,
     GraphQLInterfaceType,
     GraphQLList,
     GraphQLNonNull,
@@ -16,11 +19,13 @@ from graphql import (
 
 from api_errors import ApiError
 from editing.inputs import MAX_CATEGORIES
-from request_limits.cost import list_size, query_cost
+from request_limits.cost import default_of, list_size, query_cost
 from schema import schema
 from schema.extensions.metering import LIST_SIZES, published_types
 
 SCHEMA = published_types(schema)
+assert SCHEMA.query_type is not None
+TYPES_QUERY = SCHEMA.query_type
 
 LEADERBOARD = 100  # Benchmark.leaderboard's default `first`
 CATEGORIES = MAX_CATEGORIES  # Query.categories' @listSize(assumedSize:)
@@ -148,7 +153,7 @@ def test_mutations_cost_more_for_their_write() -> None:
     assert cost(text) == WRITE
 
 
-def test_an_operation_the_schema_has_no_root_for_costs_nothing_here() -> None:
+def test_an_operation_the_schema_has_no_field_for_costs_nothing_here() -> None:
     assert cost("subscription { benchmarks { totalCount } }") == 0  # refused by validation
 
 
@@ -235,21 +240,27 @@ SLICED = build_schema(
     directive @listSize(assumedSize: Int, slicingArguments: [String!], sizedFields: [String!],
       requireOneSlicingArgument: Boolean = true) on FIELD_DEFINITION
     type Item { name: String }
+    type Page { items: [Item] extra: [Item] @listSize(assumedSize: 2) }
     type Query {
       one(first: Int, last: Int): [Item] @listSize(slicingArguments: ["first", "last"])
       any(first: Int = 4, last: Int): [Item]
         @listSize(slicingArguments: ["first", "last"], requireOneSlicingArgument: false)
+      none(first: Int, last: Int): [Item]
+        @listSize(slicingArguments: ["first", "last"], requireOneSlicingArgument: false)
+      page(first: Int, last: Int): Page
+        @listSize(slicingArguments: ["first", "last"], sizedFields: ["items"])
     }
     """
 )
 
 
+def priced(text: str) -> int:
+    return query_cost(SLICED, parse(text), None, {}, LIST_SIZES)
+
+
 def test_require_one_slicing_argument_takes_exactly_one() -> None:
     """The spec's `requireOneSlicingArgument` (true unless said otherwise): exactly one of the
     slicing arguments is given, or the request is refused; false: any, the largest counts."""
-
-    def priced(text: str) -> int:
-        return query_cost(SLICED, parse(text), None, {}, LIST_SIZES)
 
     assert priced("{ one(last: 3) { name } }") == 3
     for refused in ("{ one { name } }", "{ one(first: 2, last: 3) { name } }"):
@@ -257,6 +268,21 @@ def test_require_one_slicing_argument_takes_exactly_one() -> None:
             priced(refused)
     assert priced("{ any { name } }") == 4
     assert priced("{ any(first: 2, last: 3) { name } }") == 3
+    with pytest.raises(ApiError, match=r"^`page` takes exactly one of first, last\.$"):
+        priced("{ page { items { name } } }")
+
+
+def test_with_no_slicing_argument_given_nor_a_default_a_list_counts_none() -> None:
+    assert priced("{ none { name } }") == 0
+
+
+def test_a_connections_slice_sizes_only_the_lists_it_names() -> None:
+    assert priced("{ page(first: 3) { items { name } } }") == 1 + 3
+    assert priced("{ page(first: 3) { extra { name } } }") == 1 + 2
+
+
+def test_an_operation_the_schema_has_no_root_for_costs_nothing() -> None:
+    assert priced("mutation { one { name } }") == 0  # refused by validation
 
 
 def test_only_the_selected_operations_variable_defaults_count() -> None:
@@ -314,3 +340,50 @@ def test_an_argument_that_computes_carries_its_cost() -> None:
     text = 'query($d: Date) { benchmark(slug: "x") { leader(asOf: $d) { score } } }'
     assert cost(text) == 1 + 1
     assert cost(text, d="2026-01-01") == 1 + RECOMPUTED + 1
+
+
+def test_two_fragments_each_cost_their_own() -> None:
+    text = """{ ...A ...B } fragment A on Query { categories { slug } }
+        fragment B on Query { modelCardCoverage { labsRead } }"""
+    assert cost(text) == CATEGORIES + 1
+
+
+def test_documents_validation_refuses_are_priced_without_failing() -> None:
+    # A fragment on an unknown type counts where it is spread; a field on a union counts nothing.
+    assert cost("{ ...F } fragment F on Nothing { categories { slug } }") == CATEGORIES
+    assert cost("{ changes { nodes { subject { name } } } }") == 1 + CHANGES * (1 + 1)
+    assert cost('{ benchmarks(first: "x") { nodes { name } } }') == 0  # execution refuses it
+    assert cost("{ __type(name: 5) { name } }") == 0
+    assert cost("{ __schema }") == 1
+
+
+def test_introspection_counts_fragments_and_variables() -> None:
+    types = len(SCHEMA.type_map)
+    assert cost("{ __schema { queryType { name } ... on __Schema { types { name } } } }") == (
+        1 + 1 + types
+    )
+    fields = len(SCHEMA.type_map["Benchmark"].fields)  # type: ignore[attr-defined]
+    interfaces = len(SCHEMA.type_map["Benchmark"].interfaces)  # type: ignore[attr-defined]
+    text = """query($t: String!) { __type(name: $t) { fields { name } ...I } }
+        fragment I on __Type { interfaces { name } }"""
+    assert cost(text, t="Benchmark") == 1 + fields + interfaces
+    assert cost(text, t="Nothing") == 0
+
+
+def test_doubling_introspection_fragments_are_computed_at_once() -> None:
+    levels = 40
+    fragments = " ".join(
+        f"fragment {side}{i} on __Type {{ name ofType {{ ...A{i + 1} ...B{i + 1} }} }}"
+        for i in range(levels)
+        for side in "AB"
+    )
+    text = f'{{ __type(name: "Benchmark") {{ ...A0 }} }} {fragments} fragment A{levels} on __Type {{ name }} fragment B{levels} on __Type {{ name }}'
+    assert cost(text) == 1  # `Benchmark` is a named type: no `ofType`
+
+
+def test_an_arguments_default_is_read_from_the_sdl_or_a_value() -> None:
+    assert TYPES_QUERY.fields["benchmarks"].args["first"].default is not None
+    assert default_of(TYPES_QUERY.fields["benchmarks"].args["first"]) == 20
+    assert default_of(TYPES_QUERY.fields["changes"].args["last"]) is None
+    assert default_of(GraphQLArgument(GraphQLInt, default=GraphQLDefaultInput(value=7))) == 7
+    assert default_of(GraphQLArgument(GraphQLInt)) is None
