@@ -388,3 +388,31 @@ async def test_a_redis_outage_is_two_warnings_and_hands_out_no_spent_budget(
         assert len(log_lines(caplog, "Redis failed")) == 1
         assert len(log_lines(caplog, "Redis is back")) == 1
     await app.state.services.budgets.close()
+
+
+AT_THE_MAXIMUM = (
+    "{ a: benchmarks(first: 100) { nodes { slug } } b: benchmarks(first: 100) { nodes { slug } }"
+    " c: benchmarks(first: 100) { nodes { slug } } d: benchmarks(first: 96) { nodes { slug } } }"
+)  # 3 * 101 + 97: exactly the 400 points a request may cost
+
+
+async def test_a_request_costing_exactly_the_maximum_runs(app: Starlette) -> None:
+    async with http_client(app, "10.0.0.1") as first, http_client(app, "10.0.0.2") as second:
+        body = (await first.post("/graphql", json={"query": AT_THE_MAXIMUM})).json()
+        assert "errors" not in body, body
+        assert body["extensions"]["cost"]["requestedQueryCost"] == 400
+        over = AT_THE_MAXIMUM.replace("first: 96", "first: 97")
+        body = (await second.post("/graphql", json={"query": over})).json()
+        assert codes(body) == ["MAX_COST_EXCEEDED"]
+        assert body["errors"][0]["extensions"]["cost"] == 401
+
+
+async def test_a_batch_costing_exactly_the_maximum_runs(client: httpx.AsyncClient) -> None:
+    page = "{ benchmarks(first: 100) { nodes { slug } } }"
+    last = "{ x: benchmarks(first: 100) { nodes { slug } } y: benchmarks(first: 96) { nodes { slug } } }"
+    response = await client.post(
+        "/graphql", json=[{"query": page}, {"query": page}, {"query": last}]
+    )
+    costs = [item["extensions"]["cost"]["requestedQueryCost"] for item in response.json()]
+    assert costs == [101, 101, 198]
+    assert all("errors" not in item for item in response.json())
