@@ -349,8 +349,10 @@ def test_two_fragments_each_cost_their_own() -> None:
 
 
 def test_documents_validation_refuses_are_priced_without_failing() -> None:
-    # A fragment on an unknown type counts where it is spread; a field on a union counts nothing.
+    # A fragment on an unknown type counts where it is spread; one on a scalar, nothing; a field
+    # an interface lacks, nothing.
     assert cost("{ ...F } fragment F on Nothing { categories { slug } }") == CATEGORIES
+    assert cost("{ ...F } fragment F on String { categories { slug } }") == 0
     assert cost("{ changes { nodes { subject { name } } } }") == 1 + CHANGES * (1 + 1)
     assert cost('{ benchmarks(first: "x") { nodes { name } } }') == 0  # execution refuses it
     assert cost("{ __type(name: 5) { name } }") == 0
