@@ -91,6 +91,11 @@ async def test_cost_refusal_states_cost_and_maximum(client: httpx.AsyncClient) -
         "cost": 2011,
         "maximumCost": 400,
     }
+    assert body["errors"][0]["message"] == (
+        "The query costs 2011 points; the most a request may cost is 400. "
+        "Ask for fewer items (`first`) or fewer fields."
+    )
+    assert body["extensions"]["cost"]["maximumQueryCost"] == 400
 
 
 async def test_huge_batch_is_refused_whole(client: httpx.AsyncClient, calls: Counter[str]) -> None:
@@ -165,6 +170,7 @@ async def test_anonymous_budget_drains_per_address(app: Starlette) -> None:
         assert "costs 50 points and 0 are left" in throttled.json()["errors"][0]["message"]
         assert "data" not in throttled.json()
         assert throttled.json()["extensions"]["cost"]["requestedQueryCost"] == 0  # not charged
+        assert int(throttled.headers["RateLimit-Reset"]) > 0
         # Another address has its own bucket.
         assert (await second.post("/graphql", json={"query": FIFTY_POINTS})).status_code == 200
         # No request is free: even the cheapest is throttled now, and says where it stands.
@@ -416,3 +422,42 @@ async def test_a_batch_costing_exactly_the_maximum_runs(client: httpx.AsyncClien
     costs = [item["extensions"]["cost"]["requestedQueryCost"] for item in response.json()]
     assert costs == [101, 101, 198]
     assert all("errors" not in item for item in response.json())
+
+
+async def test_the_operation_named_is_the_one_priced(client: httpx.AsyncClient) -> None:
+    text = "query A { categories { slug } } query B { benchmarks(first: 2) { nodes { slug } } }"
+    body = (await client.post("/graphql", json={"query": text, "operationName": "B"})).json()
+    assert body["extensions"]["cost"]["requestedQueryCost"] == 1 + 2
+
+
+async def test_a_variable_execution_refuses_costs_the_minimum_and_is_shown_as_sent(
+    client: httpx.AsyncClient, calls: Counter[str]
+) -> None:
+    text = "query($n: Int!) { benchmarks(first: $n) { nodes { slug } } }"
+    body = (
+        await client.post("/graphql", json={"query": text, "variables": {"n": {"a": None}}})
+    ).json()
+    assert body["extensions"]["cost"]["requestedQueryCost"] == 1
+    assert '{"a":null}' in body["errors"][0]["message"]  # JSON, as sent
+    assert calls == {}
+
+
+async def test_a_batch_the_budget_cannot_take_is_refused_whole_and_charged_nothing(
+    app: Starlette, calls: Counter[str]
+) -> None:
+    async with http_client(app, "10.0.0.8") as http:
+        spend = "{ benchmarks(first: 99) { nodes { slug } } }"  # 100 points
+        for _ in range(3):
+            assert (await http.post("/graphql", json={"query": spend})).status_code == 200
+        calls.clear()
+        batch = [{"query": FIFTY_POINTS}, {"query": spend}]  # 150 points, 100 left
+        response = await http.post("/graphql", json=batch)
+    assert response.status_code == 429
+    assert calls == {}
+    items = response.json()
+    assert [codes(item) for item in items] == [["THROTTLED"], ["THROTTLED"]]
+    assert "costs 50 points and 100 are left" in items[0]["errors"][0]["message"]
+    assert "costs 100 points and 100 are left" in items[1]["errors"][0]["message"]
+    assert all("data" not in item for item in items)
+    assert [item["extensions"]["cost"]["requestedQueryCost"] for item in items] == [0, 0]
+    assert response.headers["RateLimit-Remaining"] == "100"
