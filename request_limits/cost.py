@@ -1,20 +1,27 @@
 """A request's cost, computed from its document before it runs: how many objects it can return.
 
 The schema says what its fields cost with the cost directive spec's directives, read here from
-the published SDL (one source: what partners read is what is charged):
-- A scalar or enum field is free.
+the published SDL (one source: what partners read is what is charged). Only the operation the
+request runs is priced, with its own variables, coerced as execution coerces them (with their
+defaults); arguments are coerced as execution coerces them too.
+- A scalar or enum field is free, unless it carries a `@cost`.
 - An object field weighs 1, or its `@cost(weight:)` (a mutation's write weighs 10), plus what is
   selected inside it.
+- An argument with a `@cost` adds its weight when it is given (not null): one that makes the
+  field compute instead of read what is stored (`asOf`).
 - A list of objects costs its size times (its weight plus what is selected in each item). Its
-  `@listSize` gives the size: the value of one of its `slicingArguments` (its default if not
-  sent), or its `assumedSize` (the most it holds). A connection's slice sizes the lists its
-  `sizedFields` name (`nodes`, `edges`).
+  `@listSize` gives the size: the largest of its `slicingArguments` given (each within its
+  range, or the request is refused), their default if none is given; or its `assumedSize` (the
+  most it holds). With `requireOneSlicingArgument` (the spec's default when it is left out)
+  exactly one must be given, or the request is refused; every list here sets it false. A
+  connection's slice sizes the lists its `sizedFields` name (`nodes`, `edges`).
+- Introspection (`__schema`, `__type`) costs an object for each object it returns, counted on
+  the schema itself (which is fixed): a full introspection costs what it returns.
 - Every operation is charged at least `REFUSED_COST`, and a refused one exactly that.
-- Introspection (`__schema`, `__type`, `__typename`) is free: it never touches the database.
 - Fragments are counted where they are spread; fragments on different types are all counted.
 """
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +31,10 @@ from graphql import (
     FragmentDefinitionNode,
     FragmentSpreadNode,
     GraphQLArgument,
+    GraphQLEnumType,
+    GraphQLError,
     GraphQLField,
+    GraphQLInputObjectType,
     GraphQLInterfaceType,
     GraphQLList,
     GraphQLNamedType,
@@ -32,13 +42,18 @@ from graphql import (
     GraphQLObjectType,
     GraphQLSchema,
     GraphQLType,
+    GraphQLUnionType,
+    GraphQLWrappingType,
     InlineFragmentNode,
-    IntValueNode,
     NamedTypeNode,
     SelectionSetNode,
+    TypeMetaFieldDef,
     VariableNode,
+    VariableValues,
+    get_argument_values,
     get_directive_values,
     get_named_type,
+    get_variable_values,
     value_from_ast,
 )
 
@@ -58,7 +73,7 @@ class ListSizes:
     max_slice: int
     """The most a plain list's `first` or `last` may ask for."""
     max_page: int
-    """The most a connection's `first` may ask for."""
+    """The most a connection's `first` or `last` may ask for."""
 
 
 def query_cost(
@@ -71,14 +86,19 @@ def query_cost(
     """The cost of the operation the request runs (`selected_operation`: refused, as
     `ApiError`, if the document does not say which).
 
-    A `first` or `last` outside what its field allows is refused (`ApiError`): the request may
-    not run.
+    A slicing argument outside what its field allows is refused (`ApiError`): the request may
+    not run. Variables execution would refuse cost nothing here: nothing of the operation runs.
     """
     operation = selected_operation(document, operation_name)
     root = schema.get_root_type(operation.operation)
     if root is None:
         return 0
-    walk = _CostWalk(schema, document, variables or {}, sizes)
+    coerced = get_variable_values(
+        schema, operation.variable_definitions or (), dict(variables or {})
+    )
+    if not isinstance(coerced, VariableValues):
+        return 0
+    walk = _CostWalk(schema, document, coerced, sizes)
     return walk.selection_cost(operation.selection_set, root, Slice())
 
 
@@ -97,15 +117,60 @@ def list_size(schema: GraphQLSchema, field: GraphQLField) -> dict[str, Any] | No
 
 def weight(schema: GraphQLSchema, field: GraphQLField) -> int:
     """What resolving the object field costs: its `@cost(weight:)`, else `OBJECT_WEIGHT`."""
-    cost = _directive(schema, field, "cost")
-    return int(cost["weight"]) if cost is not None else OBJECT_WEIGHT
+    return _cost(schema, field, OBJECT_WEIGHT)
 
 
-def _directive(schema: GraphQLSchema, field: GraphQLField, name: str) -> dict[str, Any] | None:
+def _cost(schema: GraphQLSchema, element: GraphQLField | GraphQLArgument, otherwise: int) -> int:
+    cost = _directive(schema, element, "cost")
+    return int(cost["weight"]) if cost is not None else otherwise
+
+
+def _directive(
+    schema: GraphQLSchema, element: GraphQLField | GraphQLArgument, name: str
+) -> dict[str, Any] | None:
     directive = schema.get_directive(name)
-    if directive is None or field.ast_node is None:
+    if directive is None or element.ast_node is None:
         return None
-    return get_directive_values(directive, field.ast_node)
+    return get_directive_values(directive, element.ast_node)
+
+
+Introspected = tuple[Any, ...]
+"""What an introspection field returns, on the fixed schema: schema, types, fields, arguments."""
+
+
+def _fields_of(type_: Any) -> Iterable[Any]:
+    is_composite = isinstance(type_, GraphQLObjectType | GraphQLInterfaceType)
+    return type_.fields.values() if is_composite else ()
+
+
+INTROSPECTED: dict[str, Callable[[GraphQLSchema, Any], Iterable[Any]]] = {
+    # __Schema
+    "types": lambda schema, _: schema.type_map.values(),
+    "directives": lambda schema, _: schema.directives,
+    "queryType": lambda schema, _: (schema.query_type,),
+    "mutationType": lambda schema, _: (schema.mutation_type,),
+    "subscriptionType": lambda schema, _: (schema.subscription_type,),
+    # __Type
+    "fields": lambda _, type_: _fields_of(type_),
+    "interfaces": lambda _, type_: getattr(type_, "interfaces", ()),
+    "possibleTypes": lambda schema, type_: (
+        schema.get_possible_types(type_)
+        if isinstance(type_, GraphQLInterfaceType | GraphQLUnionType)
+        else ()
+    ),
+    "enumValues": lambda _, type_: (
+        type_.values.values() if isinstance(type_, GraphQLEnumType) else ()
+    ),
+    "inputFields": lambda _, type_: (
+        type_.fields.values() if isinstance(type_, GraphQLInputObjectType) else ()
+    ),
+    "ofType": lambda _, type_: (type_.of_type,) if isinstance(type_, GraphQLWrappingType) else (),
+    # __Field, __Directive, __InputValue
+    "args": lambda _, field: field.args.values(),
+    "type": lambda _, field: (field.type,),
+}
+"""The introspection fields that return objects, and the objects each returns (those that
+exist: a missing root type is null), deprecated ones included (an upper bound)."""
 
 
 class _CostWalk:
@@ -113,7 +178,7 @@ class _CostWalk:
         self,
         schema: GraphQLSchema,
         document: DocumentNode,
-        variables: Mapping[str, Any],
+        variables: VariableValues,
         sizes: ListSizes,
     ) -> None:
         self.schema = schema
@@ -123,11 +188,8 @@ class _CostWalk:
         }
         self.variables = variables
         self.fragment_costs: dict[tuple[str, str, Slice], int] = {}
-        self.defaults = {
-            definition.variable.name.value: definition.default_value
-            for operation in document.definitions
-            for definition in getattr(operation, "variable_definitions", None) or ()
-        }
+        self.introspected: dict[tuple[str, ...], Introspected] = {}
+        self.introspection_costs: dict[tuple[str, tuple[str, ...]], int] = {}
 
     def selection_cost(
         self,
@@ -165,18 +227,37 @@ class _CostWalk:
         return known
 
     def field_cost(self, node: FieldNode, parent: GraphQLNamedType, slice_size: Slice) -> int:
+        if parent is self.schema.query_type and node.name.value in ("__schema", "__type"):
+            return self.introspection_cost(node)
         field = getattr(parent, "fields", {}).get(node.name.value)
-        if field is None:  # Introspection fields are not listed, and are free.
+        if field is None:  # `__typename` is a scalar; any other, validation refuses.
             return 0
+        try:
+            arguments = get_argument_values(field, node, self.variables)
+        except GraphQLError:
+            return 0  # Execution refuses the field: it returns nothing.
+        # An argument's weight is paid once where the field stands, however many items it has.
+        given = self.given(node, arguments)
+        computed = sum(_cost(self.schema, field.args[name], 0) for name in given)
+        return computed + self.items_cost(node, field, parent, slice_size, arguments, given)
+
+    def items_cost(
+        self,
+        node: FieldNode,
+        field: GraphQLField,
+        parent: GraphQLNamedType,
+        slice_size: Slice,
+        arguments: dict[str, Any],
+        given: list[str],
+    ) -> int:
         item_type = get_named_type(field.type)
         if not isinstance(item_type, GraphQLObjectType | GraphQLInterfaceType):
-            return 0
+            return _cost(self.schema, field, 0)
         sizes = list_size(self.schema, field) or {}
         inner = Slice()
         if sizes.get("sizedFields"):
-            inner = Slice(
-                self.sliced(node, field, sizes, self.sizes.max_page), tuple(sizes["sizedFields"])
-            )
+            size = self.sliced(node, field, sizes, arguments, given, self.sizes.max_page)
+            inner = Slice(size, tuple(sizes["sizedFields"]))
         item_cost = weight(self.schema, field) + self.selection_cost(
             node.selection_set, item_type, inner
         )
@@ -185,10 +266,24 @@ class _CostWalk:
         if slice_size.size is not None and node.name.value in slice_size.fields:
             return slice_size.size * item_cost
         if sizes.get("slicingArguments"):
-            return self.sliced(node, field, sizes, self.sizes.max_slice) * item_cost
+            size = self.sliced(node, field, sizes, arguments, given, self.sizes.max_slice)
+            return size * item_cost
         if sizes.get("assumedSize") is None:
             raise ValueError(f"{parent.name}.{node.name.value} is a list without @listSize")
         return int(sizes["assumedSize"]) * item_cost
+
+    def given(self, node: FieldNode, arguments: dict[str, Any]) -> list[str]:
+        """The arguments the field is given a value (not null) for: written in the document,
+        not a variable left without a value."""
+        return [
+            argument.name.value
+            for argument in node.arguments or ()
+            if arguments.get(argument.name.value) is not None
+            and not (
+                isinstance(argument.value, VariableNode)
+                and argument.value.name.value not in self.variables.coerced
+            )
+        ]
 
     def condition(self, named: NamedTypeNode | None, parent: GraphQLNamedType) -> GraphQLNamedType:
         """The type a fragment's fields are selected on."""
@@ -197,28 +292,76 @@ class _CostWalk:
         return self.schema.get_type(named.name.value) or parent
 
     def sliced(
-        self, node: FieldNode, field: GraphQLField, sizes: dict[str, Any], maximum: int
+        self,
+        node: FieldNode,
+        field: GraphQLField,
+        sizes: dict[str, Any],
+        arguments: dict[str, Any],
+        given: list[str],
+        maximum: int,
     ) -> int:
-        """How many items the field's slicing argument (`first`, `last`) asks for."""
-        name = next(name for name in sizes["slicingArguments"] if name in field.args)
-        value: Any = default_of(field.args[name])
-        for argument in node.arguments or ():
-            if argument.name.value != name:
-                continue
-            literal = argument.value
-            if isinstance(literal, VariableNode):
-                variable = literal.name.value
-                default = self.defaults.get(variable)
-                value = self.variables.get(variable, getattr(default, "value", value))
-            elif isinstance(literal, IntValueNode):
-                value = literal.value
-        try:
-            size = int(value)
-        except (TypeError, ValueError):
-            return 0  # Not a number: validation or execution refuses it.
-        if not 0 <= size <= maximum:
-            raise ApiError(f"`{name}` must be between 0 and {maximum}; got {size}.")
-        return size
+        """How many items the field's slicing arguments (`first`, `last`) ask for: the largest
+        given, else the largest default."""
+        names = [name for name in sizes["slicingArguments"] if name in field.args]
+        sent = [name for name in names if name in given]
+        if sizes.get("requireOneSlicingArgument") is not False and len(sent) != 1:
+            raise ApiError(f"`{node.name.value}` takes exactly one of {', '.join(names)}.")
+        for name in sent:
+            if not 0 <= arguments[name] <= maximum:
+                raise ApiError(f"`{name}` must be between 0 and {maximum}; got {arguments[name]}.")
+        values = [arguments[name] for name in sent or names if arguments.get(name) is not None]
+        return max(values, default=0)
+
+    def introspection_cost(self, node: FieldNode) -> int:
+        """`__schema` or `__type(name:)`: an object for each object it returns."""
+        if node.name.value == "__schema":
+            path: tuple[str, ...] = (node.name.value,)
+            self.introspected[path] = (self.schema,)
+        else:
+            try:
+                name = get_argument_values(TypeMetaFieldDef, node, self.variables)["name"]
+            except GraphQLError:
+                return 0  # Execution refuses the field: it returns nothing.
+            path = (node.name.value, name)
+            found = self.schema.get_type(name)
+            self.introspected[path] = () if found is None else (found,)
+        return OBJECT_WEIGHT * len(self.introspected[path]) + self.introspection_selection(
+            node.selection_set, path
+        )
+
+    def introspection_selection(
+        self, selection_set: SelectionSetNode | None, path: tuple[str, ...]
+    ) -> int:
+        """What an introspection selection returns below the objects at `path`: each object
+        field counted on the schema once per path, however many aliases or fragments ask."""
+        if selection_set is None:
+            return 0
+        total = 0
+        for selection in selection_set.selections:
+            if isinstance(selection, FieldNode):
+                if (children := INTROSPECTED.get(selection.name.value)) is None:
+                    continue  # a scalar: free
+                inner = (*path, selection.name.value)
+                if inner not in self.introspected:
+                    self.introspected[inner] = tuple(
+                        child
+                        for parent in self.introspected[path]
+                        for child in children(self.schema, parent)
+                        if child is not None
+                    )
+                total += OBJECT_WEIGHT * len(self.introspected[inner])
+                total += self.introspection_selection(selection.selection_set, inner)
+            elif isinstance(selection, InlineFragmentNode):
+                total += self.introspection_selection(selection.selection_set, path)
+            elif isinstance(selection, FragmentSpreadNode) and (
+                fragment := self.fragments.get(selection.name.value)
+            ):
+                key = (selection.name.value, path)
+                if (known := self.introspection_costs.get(key)) is None:
+                    known = self.introspection_selection(fragment.selection_set, path)
+                    self.introspection_costs[key] = known
+                total += known
+        return total
 
 
 def default_of(argument: GraphQLArgument) -> Any:

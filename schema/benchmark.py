@@ -29,7 +29,7 @@ from schema.derived import (
     names_of,
     scores_over_time,
 )
-from schema.directives import at_most, page_of, sliced_by
+from schema.directives import RECOMPUTED, at_most, page_of, sliced_by
 from schema.enums import (
     AnswerFormat,
     Kind,
@@ -77,11 +77,12 @@ DEFAULT_LEADERBOARD_ROWS = 100
 AsOf = Annotated[
     Date | None,
     strawberry.argument(
+        directives=[RECOMPUTED],
         description=(
             "The leaderboard as it stood on this day: the last read on or before it (empty "
             "before the first read). Which models are tracked, and so the tracked leader, is "
             "today's list of tracked models, not that day's."
-        )
+        ),
     ),
 ]
 DEFAULT_SCORE_POINTS = 100

@@ -7,9 +7,12 @@ from strawberry.schema_directive import Location
 
 
 @strawberry.schema_directive(
-    locations=[Location.FIELD_DEFINITION],
+    locations=[Location.FIELD_DEFINITION, Location.ARGUMENT_DEFINITION],
     name="cost",
-    description="The weight of the field: what resolving it costs, in points.",
+    description=(
+        "The weight of the field: what resolving it costs, in points; on an argument, what "
+        "giving it (not null) adds to its field's weight."
+    ),
 )
 class Cost:
     weight: str
@@ -53,3 +56,6 @@ def at_most(size: int) -> ListSize:
 
 WRITE = Cost(weight="10")
 """A mutation's weight: its write."""
+RECOMPUTED = Cost(weight="100")
+"""What an argument that makes its field compute a leaderboard anew (`asOf`), instead of read
+the one kept, adds: as much as the 100 rows a leaderboard returns unless asked otherwise."""

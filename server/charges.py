@@ -10,8 +10,9 @@ A request is priced from what it asks, then charged (or refused) before any work
 - a download: what its query costs for the rows it holds, counted by an indexed read before
   anything is made (`price_download`); the export: a point an item (`price_export`);
 - a refusal, of any kind: `MINIMUM`.
-The report goes with every answer: `extensions.cost`, the `RateLimit-*` headers, and for a
-throttled request 429 with `Retry-After`.
+The report goes with every answer: `extensions.cost` and `Almanac-Cost` (what was charged: 0
+for a request the budget could not take), the `RateLimit-*` headers, and for a throttled request
+429 with `Retry-After`.
 """
 
 from dataclasses import dataclass, replace
@@ -207,9 +208,9 @@ class Charges:
         return Response(status_code=304, headers={**headers, **self.headers(allowance, MINIMUM)})
 
     def cost_report(self, cost: int, allowance: Allowance | None) -> dict[str, Any]:
-        """What `extensions.cost` says of a request."""
+        """What `extensions.cost` says of a request: what it was charged (`charged`)."""
         report: dict[str, Any] = {
-            "requestedQueryCost": cost,
+            "requestedQueryCost": charged(cost, allowance),
             "maximumQueryCost": self.settings.max_query_cost,
         }
         if allowance is not None:
@@ -232,5 +233,11 @@ class Charges:
             "ratelimit-reset": str(allowance.reset_after),
         }
         if cost is not None:
-            headers["almanac-cost"] = str(cost)
+            headers["almanac-cost"] = str(charged(cost, allowance))
         return headers
+
+
+def charged(cost: int, allowance: Allowance | None) -> int:
+    """What a request priced at `cost` was charged: nothing if the budget could not take it
+    (its refusal, THROTTLED, states the cost)."""
+    return cost if allowance is None or allowance.allowed else 0

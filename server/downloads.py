@@ -83,7 +83,8 @@ query Standings($slug: String!, $first: Int!, $after: String) {
     }
   }
 }"""
-# All of a leaderboard's rows in one go; a model's results 100 at a time (a connection's page).
+# A leaderboard's rows in one go (all a read can hold); a model's results 100 at a time (a
+# connection's page).
 ALL_ROWS = LIST_SIZES.max_slice
 PAGE = LIST_SIZES.max_page
 
@@ -151,16 +152,16 @@ class Downloads:
         except ApiError as refusal:
             return await self.charges.refused(request, None, refusal)
 
+        variables: dict[str, Any] = {"slug": slug, **only}
+
         async def price(store: Store) -> int | None:
-            size = await store.leaderboard_size(slug)
-            return (
-                None
-                if size is None
-                else self.charges.price_download(LEADERBOARD, {"slug": slug, "first": size})
-            )
+            if (size := await store.leaderboard_size(slug)) is None:
+                return None
+            # The rows it holds: the query priced is the query run.
+            variables["first"] = min(size, ALL_ROWS)
+            return self.charges.price_download(LEADERBOARD, variables)
 
         async def make(identity: Identity | None, read: set[str]) -> bytes:
-            variables = {"slug": slug, "first": ALL_ROWS, **only}
             data = await run_query(request, identity, read, LEADERBOARD, variables)
             benchmark = _found(data["benchmark"], missing)
             if kind == "json":
@@ -208,22 +209,22 @@ class Downloads:
         slug = request.path_params["slug"]
         missing = f"There is no tracked model with slug {slug!r}."
 
+        pages: list[int] = []  # each page's `first`: the queries priced are the queries run
+
         async def price(store: Store) -> int | None:
             if not await store.models_by_slugs([slug]):
                 return None
             _, results = await store.model_results(slug, 0, 0)
-            pages = max(1, -(-results // PAGE))  # each page of the connection priced as sent
+            pages.extend(min(PAGE, results - page * PAGE) for page in range(-(-results // PAGE)))
             return sum(
-                self.charges.price_download(
-                    STANDINGS, {"slug": slug, "first": min(PAGE, results - page * PAGE)}
-                )
-                for page in range(pages)
+                self.charges.price_download(STANDINGS, {"slug": slug, "first": first})
+                for first in pages or [0]
             )
 
         async def make(identity: Identity | None, read: set[str]) -> bytes:
             lines, after = [], None
-            while True:
-                variables = {"slug": slug, "first": PAGE, "after": after}
+            for first in pages or [0]:
+                variables = {"slug": slug, "first": first, "after": after}
                 data = await run_query(request, identity, read, STANDINGS, variables)
                 page = _found(data["model"], missing)["standings"]
                 lines += [
@@ -252,9 +253,8 @@ class Downloads:
                     )
                     for node in page["nodes"]
                 ]
-                if not page["pageInfo"]["hasNextPage"]:
-                    return _csv(STANDINGS_COLUMNS, lines)
                 after = page["pageInfo"]["endCursor"]
+            return _csv(STANDINGS_COLUMNS, lines)
 
         return await self.answer(request, price, make, missing, f"{slug}.csv", CSV, FEED)
 

@@ -14,6 +14,7 @@ from editing.inputs import BenchmarkFields, ReadFields, parse
 from resolvers.tracking import index_by_key
 from server.settings import Settings
 from store.queries import Collection, Store
+from tests.conftest import GraphQLClient
 
 BENCHMARKS = 2_000
 MODEL = "synthetic-model-0"
@@ -101,3 +102,40 @@ async def test_the_most_listed_model_returns_no_more_results_than_it_pays_for(
     body = (await client.post("/graphql", json={"query": query})).json()
     assert len(body["data"]["model"]["results"]) == 100  # of 2,000
     assert body["extensions"]["cost"]["requestedQueryCost"] == 1 + 100
+
+
+async def test_only_the_operation_run_is_priced_with_its_own_defaults(
+    client: httpx.AsyncClient,
+) -> None:
+    """Another operation's default for a variable of the same name sets nothing."""
+    text = """query Small($n: Int! = 3) { benchmarks(first: $n) { nodes { slug } } }
+        query Large($n: Int! = 1) { models(first: $n) { nodes { slug } } }"""
+    body = (await client.post("/graphql", json={"query": text, "operationName": "Small"})).json()
+    assert len(body["data"]["benchmarks"]["nodes"]) == 3
+    assert body["extensions"]["cost"]["requestedQueryCost"] == 1 + 3
+
+
+async def test_the_last_changes_cost_what_they_return(
+    client: httpx.AsyncClient, admin: GraphQLClient
+) -> None:
+    for i in range(3):
+        await admin.data(
+            f'mutation {{ createLab(input: {{slug: "l{i}", name: "L{i}"}}) {{ slug }} }}'
+        )
+    for text in (
+        "{ changes(last: 3) { nodes { sequence } } }",
+        "{ changes(first: 0, last: 3) { nodes { sequence } } }",
+    ):
+        body = (await client.post("/graphql", json={"query": text})).json()
+        assert len(body["data"]["changes"]["nodes"]) == 3
+        assert body["extensions"]["cost"]["requestedQueryCost"] == 1 + 3
+
+
+async def test_a_count_computed_for_a_day_costs_its_computation(client: httpx.AsyncClient) -> None:
+    """`entryCount` reads what is kept; `entryCount(asOf:)` computes that day's leaderboard."""
+    slug = "code-interpreter-benchmark-general"
+    for argument, cost in (("", 1), ('(asOf: "2026-01-01")', 1 + 100)):
+        text = f'{{ benchmark(slug: "{slug}") {{ entryCount{argument} }} }}'
+        body = (await client.post("/graphql", json={"query": text})).json()
+        assert isinstance(body["data"]["benchmark"]["entryCount"], int)
+        assert body["extensions"]["cost"]["requestedQueryCost"] == cost

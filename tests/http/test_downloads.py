@@ -204,6 +204,7 @@ async def test_a_throttled_download_is_refused_before_it_is_made(
     await app.state.services.budgets.close()
     assert throttled.status_code == held_back.status_code == 429
     assert throttled.json()["errors"][0]["extensions"]["code"] == "THROTTLED"
+    assert throttled.headers["almanac-cost"] == "0"  # what it was charged: nothing
     # Priced by an indexed count; nothing read, run or rendered (the kept one not even counted).
     assert calls == {"leaderboard_size": 1}
 

@@ -55,7 +55,8 @@ async def test_an_export_is_priced_from_a_count_and_refused_before_reading(
     error = refused.json()["errors"][0]
     assert error["extensions"]["code"] == "THROTTLED"
     assert int(refused.headers["retry-after"]) > 0
-    assert refused.json()["extensions"]["cost"]["requestedQueryCost"] == 1 + items
+    assert refused.json()["extensions"]["cost"]["requestedQueryCost"] == 0  # charged nothing
+    assert f"costs {1 + items} points" in error["message"]
     assert calls == Counter({"item_counts": 1})
 
 

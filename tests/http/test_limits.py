@@ -46,6 +46,8 @@ CYCLE = '{ benchmark(slug: "x") { ...A } } fragment A on Benchmark { parent { ..
 HUGE_PAGE = "{ benchmarks(first: 100000) { nodes { name } } }"
 TOKENS = "{ categories { " + "slug " * 400 + "} }"
 EXPENSIVE = "{ benchmarks(first: 10) { nodes { leaderboard { model { name } } } } }"
+LAST_PAST_A_PAGE = "{ changes(last: 101) { nodes { sequence } } }"
+INTROSPECTION = "{ __schema { types { fields { type { name } } } } }"
 
 
 @pytest.mark.parametrize(
@@ -57,6 +59,8 @@ EXPENSIVE = "{ benchmarks(first: 10) { nodes { leaderboard { model { name } } } 
         (HUGE_PAGE, "BAD_USER_INPUT", "`first` must be between 0 and 100; got 100000."),
         (EXPENSIVE, "MAX_COST_EXCEEDED", "costs 2011 points; the most a request may cost is 400"),
         (TOKENS, "TOO_MANY_TOKENS", "more than 300 tokens"),
+        (LAST_PAST_A_PAGE, "BAD_USER_INPUT", "`last` must be between 0 and 100; got 101."),
+        (INTROSPECTION, "MAX_COST_EXCEEDED", "the most a request may cost is 400"),
     ],
 )
 async def test_abuse_is_refused_before_any_work(
@@ -87,6 +91,11 @@ async def test_cost_refusal_states_cost_and_maximum(client: httpx.AsyncClient) -
         "cost": 2011,
         "maximumCost": 400,
     }
+    assert body["errors"][0]["message"] == (
+        "The query costs 2011 points; the most a request may cost is 400. "
+        "Ask for fewer items (`first`) or fewer fields."
+    )
+    assert body["extensions"]["cost"]["maximumQueryCost"] == 400
 
 
 async def test_huge_batch_is_refused_whole(client: httpx.AsyncClient, calls: Counter[str]) -> None:
@@ -160,6 +169,8 @@ async def test_anonymous_budget_drains_per_address(app: Starlette) -> None:
         assert int(throttled.headers["Retry-After"]) == 50_000  # 50 points at 0.001 a second
         assert "costs 50 points and 0 are left" in throttled.json()["errors"][0]["message"]
         assert "data" not in throttled.json()
+        assert throttled.json()["extensions"]["cost"]["requestedQueryCost"] == 0  # not charged
+        assert int(throttled.headers["RateLimit-Reset"]) > 0
         # Another address has its own bucket.
         assert (await second.post("/graphql", json={"query": FIFTY_POINTS})).status_code == 200
         # No request is free: even the cheapest is throttled now, and says where it stands.
@@ -167,6 +178,7 @@ async def test_anonymous_budget_drains_per_address(app: Starlette) -> None:
         assert cheapest.status_code == 429
         assert cheapest.headers["RateLimit-Remaining"] == "0"
         assert cheapest.headers["Retry-After"] == "1000"  # 1 point at 0.001 a second
+        assert cheapest.json()["extensions"]["cost"]["requestedQueryCost"] == 0
 
 
 async def test_each_key_has_its_own_bigger_budget(app: Starlette, store: Store) -> None:
@@ -382,3 +394,70 @@ async def test_a_redis_outage_is_two_warnings_and_hands_out_no_spent_budget(
         assert len(log_lines(caplog, "Redis failed")) == 1
         assert len(log_lines(caplog, "Redis is back")) == 1
     await app.state.services.budgets.close()
+
+
+AT_THE_MAXIMUM = (
+    "{ a: benchmarks(first: 100) { nodes { slug } } b: benchmarks(first: 100) { nodes { slug } }"
+    " c: benchmarks(first: 100) { nodes { slug } } d: benchmarks(first: 96) { nodes { slug } } }"
+)  # 3 * 101 + 97: exactly the 400 points a request may cost
+
+
+async def test_a_request_costing_exactly_the_maximum_runs(app: Starlette) -> None:
+    async with http_client(app, "10.0.0.1") as first, http_client(app, "10.0.0.2") as second:
+        body = (await first.post("/graphql", json={"query": AT_THE_MAXIMUM})).json()
+        assert "errors" not in body, body
+        assert body["extensions"]["cost"]["requestedQueryCost"] == 400
+        over = AT_THE_MAXIMUM.replace("first: 96", "first: 97")
+        body = (await second.post("/graphql", json={"query": over})).json()
+        assert codes(body) == ["MAX_COST_EXCEEDED"]
+        assert body["errors"][0]["extensions"]["cost"] == 401
+
+
+async def test_a_batch_costing_exactly_the_maximum_runs(client: httpx.AsyncClient) -> None:
+    page = "{ benchmarks(first: 100) { nodes { slug } } }"
+    last = "{ x: benchmarks(first: 100) { nodes { slug } } y: benchmarks(first: 96) { nodes { slug } } }"
+    response = await client.post(
+        "/graphql", json=[{"query": page}, {"query": page}, {"query": last}]
+    )
+    costs = [item["extensions"]["cost"]["requestedQueryCost"] for item in response.json()]
+    assert costs == [101, 101, 198]
+    assert all("errors" not in item for item in response.json())
+
+
+async def test_the_operation_named_is_the_one_priced(client: httpx.AsyncClient) -> None:
+    text = "query A { categories { slug } } query B { benchmarks(first: 2) { nodes { slug } } }"
+    body = (await client.post("/graphql", json={"query": text, "operationName": "B"})).json()
+    assert body["extensions"]["cost"]["requestedQueryCost"] == 1 + 2
+
+
+async def test_a_variable_execution_refuses_costs_the_minimum_and_is_shown_as_sent(
+    client: httpx.AsyncClient, calls: Counter[str]
+) -> None:
+    text = "query($n: Int!) { benchmarks(first: $n) { nodes { slug } } }"
+    body = (
+        await client.post("/graphql", json={"query": text, "variables": {"n": {"a": None}}})
+    ).json()
+    assert body["extensions"]["cost"]["requestedQueryCost"] == 1
+    assert '{"a":null}' in body["errors"][0]["message"]  # JSON, as sent
+    assert calls == {}
+
+
+async def test_a_batch_the_budget_cannot_take_is_refused_whole_and_charged_nothing(
+    app: Starlette, calls: Counter[str]
+) -> None:
+    async with http_client(app, "10.0.0.8") as http:
+        spend = "{ benchmarks(first: 99) { nodes { slug } } }"  # 100 points
+        for _ in range(3):
+            assert (await http.post("/graphql", json={"query": spend})).status_code == 200
+        calls.clear()
+        batch = [{"query": FIFTY_POINTS}, {"query": spend}]  # 150 points, 100 left
+        response = await http.post("/graphql", json=batch)
+    assert response.status_code == 429
+    assert calls == {}
+    items = response.json()
+    assert [codes(item) for item in items] == [["THROTTLED"], ["THROTTLED"]]
+    assert "costs 50 points and 100 are left" in items[0]["errors"][0]["message"]
+    assert "costs 100 points and 100 are left" in items[1]["errors"][0]["message"]
+    assert all("data" not in item for item in items)
+    assert [item["extensions"]["cost"]["requestedQueryCost"] for item in items] == [0, 0]
+    assert response.headers["RateLimit-Remaining"] == "100"

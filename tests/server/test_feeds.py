@@ -4,6 +4,7 @@ kept with an ETag, and linked from the front door and every download."""
 import feedparser
 import httpx
 
+from server.feeds import ENTRIES, FEED
 from store import Collection, Store
 from tests.conftest import GraphQLClient
 
@@ -78,3 +79,17 @@ async def test_a_stored_noncharacter_does_not_stop_the_feed(
         newest = feed.entries[0]
         assert newest.title.startswith("General\ufffd\ufffd\ufffd: ")
         assert newest.author == "ops\ufffd"
+
+
+async def test_a_feed_costs_what_its_query_costs(client: httpx.AsyncClient) -> None:
+    """Priced for the `last` 50 changes its query asks for, as the same query sent is: each a
+    change with its subject, its read and two leaders."""
+    general = {"last": ENTRIES, "filter": {"benchmarks": [GENERAL]}}
+    for path, variables in (
+        ("/changes.atom", {"last": ENTRIES}),
+        (f"/benchmarks/{GENERAL}.atom", general),
+    ):
+        feed = await client.get(path)
+        sent = (await client.post("/graphql", json={"query": FEED, "variables": variables})).json()
+        charged = sent["extensions"]["cost"]["requestedQueryCost"]
+        assert int(feed.headers["almanac-cost"]) == charged == 1 + ENTRIES * (1 + 4)
