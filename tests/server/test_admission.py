@@ -20,8 +20,8 @@ from typing import Any
 
 import httpx
 import pytest
-from graphql import GraphQLError
 import websockets
+from graphql import GraphQLError
 from prometheus_client import REGISTRY
 from starlette.applications import Starlette
 from starlette.routing import WebSocketRoute
@@ -78,10 +78,14 @@ async def answer(connection: ClientConnection, id: str = "1") -> dict[str, Any]:
 async def closed_with(connection: ClientConnection) -> tuple[int, str]:
     """The close code and reason the server ends the connection with (messages skipped)."""
     with pytest.raises(websockets.ConnectionClosed) as closed:
-        while True:
-            await asyncio.wait_for(connection.recv(), DEADLINE)
+        await skipping_messages(connection)
     assert closed.value.rcvd is not None, "closed without a close frame"
     return closed.value.rcvd.code, closed.value.rcvd.reason
+
+
+async def skipping_messages(connection: ClientConnection) -> None:
+    while True:
+        await asyncio.wait_for(connection.recv(), DEADLINE)
 
 
 def subscribe(query: str | None = SUBSCRIBE, id: str = "1", **payload: Any) -> str:
@@ -203,9 +207,7 @@ async def test_trusted_documents_hold_on_sse(store: Store, trusted: Path) -> Non
 
 
 @pytest.mark.parametrize("settings", [Settings(subscription_key_check_seconds=0.2)])
-async def test_a_revoked_keys_subscriptions_end(
-    app: Starlette, store: Store, served: str
-) -> None:
+async def test_a_revoked_keys_subscriptions_end(app: Starlette, store: Store, served: str) -> None:
     key = await create_key(store, "reader", "read")
     async with httpx.AsyncClient(base_url=f"http://{served}", timeout=DEADLINE) as http:
         after = await newest_cursor(http)

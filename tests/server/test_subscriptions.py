@@ -32,8 +32,8 @@ from websockets import Subprotocol
 from schema.changes import encode_change_cursor
 from server import subscriptions
 from server.api_keys import create_key
-from server.charges import MINIMUM
 from server.app import create_app
+from server.charges import MINIMUM
 from server.graphql_view import AlmanacGraphQL
 from server.settings import Settings
 from server.subscription_slots import LEASE_SECONDS
