@@ -135,13 +135,16 @@ class Gate:
     async def paid(
         self, context: Context, results: AsyncGenerator[Any, None]
     ) -> AsyncGenerator[Any, None]:
-        """A stream's results, its refusal before the first (by the pipeline's hooks, or for
-        the caller's open subscriptions) paying the minimum, as every refusal does."""
+        """A stream's results; a first one that comes before anything was charged is a
+        refusal (by the pipeline's hooks: validation, the price over the maximum; or for the
+        caller's open subscriptions): it pays the minimum, as every refusal does, and comes as
+        a `PreExecutionError`, which the transports send as the refusal of the operation."""
         assert context.meter is not None
         first = True
         async with contextlib.aclosing(results):
             async for result in results:
-                if first and isinstance(result, PreExecutionError) and not context.meter.costs:
+                if first and not context.meter.costs:
                     await self.refused(context)
+                    result = PreExecutionError(data=None, errors=result.errors)
                 first = False
                 yield result
