@@ -52,20 +52,20 @@ class NotCarried(ApiError):
     """An operation of a kind its transport does not carry: it refuses the whole request."""
 
 
-def not_carried(carried: Carried) -> NotCarried:
-    if carried == QUERIES:
-        return NotCarried("Mutations must be sent with POST; GET carries queries only.", status=405)
+def not_carried(carried: Carried, kind: OperationType) -> NotCarried:
+    if kind is OperationType.SUBSCRIPTION:
+        return NotCarried(
+            "Subscriptions are sent over a WebSocket (graphql-transport-ws) or as a POST asking "
+            "for text/event-stream (GraphQL over SSE).",
+            code=ErrorCode.BAD_REQUEST,
+        )
     if carried == SUBSCRIPTIONS:
         return NotCarried(
             "Only subscriptions are sent over WebSockets and SSE: send queries and mutations "
             "as HTTP requests to /graphql.",
             code=ErrorCode.BAD_REQUEST,
         )
-    return NotCarried(
-        "Subscriptions are sent over a WebSocket (graphql-transport-ws) or as a POST asking "
-        "for text/event-stream (GraphQL over SSE).",
-        code=ErrorCode.BAD_REQUEST,
-    )
+    return NotCarried("Mutations must be sent with POST; GET carries queries only.", status=405)
 
 
 class Gate:
@@ -110,7 +110,7 @@ class Gate:
             )
         operation = selected_operation(known.parsed, data.operation_name)
         if operation.operation not in carried:
-            raise not_carried(carried)
+            raise not_carried(carried, operation.operation)
         if authorization is not None and (
             revoked := await self.caller_refused(context, authorization)
         ):

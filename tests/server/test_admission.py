@@ -130,15 +130,57 @@ async def test_a_websocket_document_is_parsed_within_the_token_limit(
     assert isinstance(known.parsed, GraphQLError)
 
 
-async def test_a_refused_websocket_operation_pays_the_minimum(served: str) -> None:
+OVER_COST = "subscription { changes { read { added(first: 10000) { modelName } } } }"
+REFUSED = [
+    ("{ categories { slug } }", "BAD_REQUEST"),  # a query: not carried
+    ("subscription { changes { sequence }", "GRAPHQL_PARSE_FAILED"),
+    ("subscription { changes { nothing } }", "GRAPHQL_VALIDATION_FAILED"),
+    (OVER_COST, "MAX_COST_EXCEEDED"),
+]
+
+
+@pytest.mark.parametrize(("query", "code"), REFUSED)
+async def test_a_refused_websocket_operation_pays_the_minimum(
+    served: str, query: str, code: str
+) -> None:
     before = points_charged()
     async with connected(served) as connection:
         await initialised(connection)
-        await connection.send(subscribe("{ categories { slug } }"))
+        await connection.send(subscribe(query))
         refused = await answer(connection)
     assert refused["type"] == "error"
-    assert refused["payload"][0]["extensions"]["code"] == "BAD_REQUEST"
+    assert refused["payload"][0]["extensions"]["code"] == code
     assert points_charged() - before == MINIMUM
+
+
+async def test_a_subscription_refused_in_the_pipeline_over_sse_pays_the_minimum(
+    client: httpx.AsyncClient,
+) -> None:
+    before = points_charged()
+    headers = {"Accept": "text/event-stream"}
+    async with client.stream(
+        "POST", "/graphql", json={"query": OVER_COST}, headers=headers
+    ) as response:
+        lines = [line async for line in response.aiter_lines()]
+    [data] = [json.loads(line.removeprefix("data: ")) for line in lines if line[6:7] == "{"]
+    assert data["errors"][0]["extensions"]["code"] == "MAX_COST_EXCEEDED"
+    assert points_charged() - before == MINIMUM
+
+
+@pytest.mark.parametrize("method", ["GET", "POST"])
+async def test_a_subscription_over_plain_http_is_refused_whole(
+    client: httpx.AsyncClient, method: str
+) -> None:
+    query = {"query": "subscription { changes { sequence } }"}
+    if method == "GET":
+        response = await client.get("/graphql", params=query)
+    else:
+        response = await client.post("/graphql", json=query)
+    assert response.status_code == 400
+    [error] = response.json()["errors"]
+    assert error["extensions"]["code"] == "BAD_REQUEST"
+    assert "over a WebSocket" in error["message"]
+    assert response.json()["extensions"]["cost"]["requestedQueryCost"] == MINIMUM
 
 
 def sha256(text: str) -> str:
