@@ -317,8 +317,9 @@ class TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
             try:
                 text = await view.gate.admit(context, data, SUBSCRIPTIONS, self.authorization)
             except (ApiError, GraphQLError) as refusal:
-                await view.gate.refused(context)
-                error = refusal if isinstance(refusal, GraphQLError) else refusal.as_graphql_error()
+                # THROTTLED instead if not even the minimum fits the budget.
+                shown = await view.gate.refused(context) or refusal
+                error = shown if isinstance(shown, GraphQLError) else shown.as_graphql_error()
                 await operation.send_initial_errors([client_facing(error)])
                 return
             source = await self.schema.subscribe(

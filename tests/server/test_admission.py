@@ -271,6 +271,11 @@ async def test_a_revoked_keys_subscriptions_end(app: Starlette, store: Store, se
             assert ended["type"] == "next"
             assert ended["payload"]["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
             assert (await answer(connection))["type"] == "complete"
+            # Nor does the revoked key start another on the connection it opened.
+            await connection.send(subscribe(id="2", variables={"after": after}))
+            refused = await answer(connection, "2")
+            assert refused["type"] == "error"
+            assert refused["payload"][0]["extensions"]["code"] == "UNAUTHENTICATED"
             lines = [line async for line in events.aiter_lines()]
     [data] = [json.loads(line.removeprefix("data: ")) for line in lines if line[6:7] == "{"]
     assert data["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
