@@ -330,14 +330,16 @@ class TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
                 operation_name=operation.operation_name,
             )
             stream = view.stream_of(context, source, self.authorization)
+            refused: PreExecutionError | None = None
             async with contextlib.aclosing(stream):
-                first = True
                 async for result in stream:
-                    if first and isinstance(result, PreExecutionError):
-                        await operation.send_initial_errors(result.errors or [])
-                        return
-                    first = False
+                    if isinstance(result, PreExecutionError):  # the first, if any
+                        refused = result
+                        break
                     await operation.send_next(result)
+            if refused is not None:  # sent once closed: its slot is free when the client hears
+                await operation.send_initial_errors(refused.errors or [])
+                return
             await operation.send_operation_message({"id": operation.id, "type": "complete"})
         except Exception as error:
             await self.handle_task_exception(error)
