@@ -102,7 +102,7 @@ def points_charged() -> float:
     return REGISTRY.get_sample_value(COST_POINTS) or 0.0
 
 
-async def test_a_message_over_the_body_limit_is_refused_unread(served: str) -> None:
+async def test_a_message_over_the_body_limit_is_refused_before_it_is_decoded(served: str) -> None:
     # Uvicorn's own limit (16 MiB) is left as it is here: the app holds messages to its own.
     async with connected(served, max_size=None) as connection:
         await initialised(connection)
