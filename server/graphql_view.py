@@ -337,6 +337,9 @@ class AlmanacGraphQL(GraphQL[Context, None]):
             seconds = self.settings.request_timeout_seconds
             message = f"The request ran longer than {seconds:g} seconds and was stopped."
             result = failed(ApiError(message, code=ErrorCode.TIMEOUT))
+        finally:
+            if exchange.operation is None:  # refused by the gate: named as it was sent
+                exchange.operation = request_data.operation_name
         return await self.charges.settle(meter, priced, result, request_data.variables)
 
     async def run_pipeline(
