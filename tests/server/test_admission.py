@@ -69,10 +69,11 @@ async def initialised(connection: ClientConnection, key: str | None = None) -> N
 
 async def answer(connection: ClientConnection, id: str = "1") -> dict[str, Any]:
     """The next message for operation `id` (pings skipped)."""
-    while True:
-        message = json.loads(await asyncio.wait_for(connection.recv(), DEADLINE))
-        if message.get("id") == id:
-            return message  # type: ignore[no-any-return]
+    async with asyncio.timeout(DEADLINE):  # whole: pings come every 15 s
+        while True:
+            message = json.loads(await connection.recv())
+            if message.get("id") == id:
+                return message  # type: ignore[no-any-return]
 
 
 async def closed_with(connection: ClientConnection) -> tuple[int, str]:
@@ -84,8 +85,9 @@ async def closed_with(connection: ClientConnection) -> tuple[int, str]:
 
 
 async def skipping_messages(connection: ClientConnection) -> None:
-    while True:
-        await asyncio.wait_for(connection.recv(), DEADLINE)
+    async with asyncio.timeout(DEADLINE):  # whole: pings come every 15 s
+        while True:
+            await connection.recv()
 
 
 def subscribe(query: str | None = SUBSCRIBE, id: str = "1", **payload: Any) -> str:
