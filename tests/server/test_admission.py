@@ -240,10 +240,12 @@ async def test_trusted_documents_hold_on_sse(store: Store, trusted: Path) -> Non
         trusted_server(store, trusted) as address,
         httpx.AsyncClient(base_url=f"http://{address}", timeout=DEADLINE) as http,
     ):
-        refused = await http.post("/graphql", json={"query": UNTRUSTED}, headers=headers)
-        assert refused.status_code == 400
-        assert refused.json()["errors"][0]["extensions"]["code"] == "DOCUMENT_NOT_TRUSTED"
-        assert refused.json()["extensions"]["cost"]["requestedQueryCost"] == MINIMUM
+        untrusted = {"query": UNTRUSTED}
+        async with http.stream("POST", "/graphql", json=untrusted, headers=headers) as refused:
+            assert refused.status_code == 400  # before any stream begins
+            answer = json.loads(await refused.aread())
+        assert answer["errors"][0]["extensions"]["code"] == "DOCUMENT_NOT_TRUSTED"
+        assert answer["extensions"]["cost"]["requestedQueryCost"] == MINIMUM
         body = {"documentId": f"sha256:{sha256(SUBSCRIBE)}"}
         async with http.stream("POST", "/graphql", json=body, headers=headers) as admitted:
             assert admitted.status_code == 200
