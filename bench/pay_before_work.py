@@ -9,6 +9,11 @@ core 0; this client runs on core 1. Every request is anonymous, told apart by X-
   new address, whose full bucket takes the whole batch (each refusal costs 1 point);
 - the over-budget ones (a big query, a CSV download, the export) from one address whose bucket
   was emptied first and refills at 1e-9 points a second: each is 429 `THROTTLED`.
+Refusals over the streaming transports, each from a new address per batch too: over SSE (a POST
+asking for text/event-stream: a query, which SSE does not carry, and a syntax error), and over
+graphql-transport-ws (a query, a syntax error, and a subscription over the maximum cost), each
+`subscribe` on a few WebSockets opened (and `connection_init`-ed) before the batch's CPU is
+read, answered by an `error` message with its code.
 For reference (no bar), `{ __typename }` is also sent with an API key (`almanac keys create`,
 a budget that refuses nothing): what the key's lookup adds. Every answer's status and
 `extensions.code` are checked; an unexpected answer fails its kind.
@@ -16,7 +21,7 @@ a budget that refuses nothing): what the key's lookup adds. Every answer's statu
 The server's CPU (utime + stime from /proc/<pid>/stat) is read before and after each batch of
 requests of one kind over a few keep-alive connections; rounds of every kind in turn, repeated,
 so that the machine's drift falls on all kinds alike. Reported: the median CPU per request of
-each kind, and its ratio to `{ __typename }`. Bar (issue 17): each refusal at most 2x.
+each kind, and its ratio to `{ __typename }`. Bar (issues 17, 27): each refusal at most 2x.
 
 Then bench/export_flood.py's measure_export_flood (RSS during 30 concurrent anonymous exports,
 bar: at most 50 MB over idle) runs, in the same run (`--no-flood` leaves it out).
@@ -42,6 +47,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import websockets
+from websockets import Subprotocol
 
 from bench.export_flood import measure_export_flood, wait_until_up
 from bench.observability import cpu_seconds
@@ -64,6 +71,9 @@ OVER_COST = (
 BIG = "{ benchmarks(first: 40) { nodes { slug leaderboard(first: 100) { modelName score } } } }"
 SYNTAX_ERROR = "{ benchmarks(first: 10) { nodes { slug } }"
 DOWNLOAD = "/benchmarks/synthetic-benchmark-1.csv"  # a leaderboard of 100 rows
+OVER_COST_SUBSCRIPTION = "subscription { changes { read { added(first: 10000) { modelName } } } }"
+EVENTS = "text/event-stream"
+WEBSOCKET = "WS"  # a Kind's method: a graphql-transport-ws `subscribe` of its body's query
 # Anonymous clients are told apart by X-Forwarded-For, believed from 127.0.0.1 by default (the
 # reverse proxy's setting): each batch may have a budget of its own.
 EMPTIED = "10.255.255.254"
@@ -88,6 +98,7 @@ class Kind:
     sender: Sender
     status: int
     code: str | None  # the first error's `extensions.code`; None: an answer without errors
+    accept: str = "application/graphql-response+json"  # a request error is then a 400
 
     def mismatch(self, response: httpx.Response) -> str | None:
         """Why this answer is not the one meant, if it is not."""
@@ -105,6 +116,12 @@ class Kind:
             return got
         return None
 
+    def refused_over_websocket(self, message: dict[str, Any]) -> str | None:
+        """Why this WebSocket message is not the refusal meant, if it is not."""
+        payload = message.get("payload")
+        code = payload[0].get("extensions", {}).get("code") if isinstance(payload, list) else None
+        return None if message.get("type") == "error" and code == self.code else str(message)
+
 
 def graphql(query: str) -> bytes:
     return json.dumps({"query": query}).encode()
@@ -116,6 +133,14 @@ def post(name: str, body: bytes, sender: Sender, status: int, code: str | None) 
 
 def get(path: str, sender: Sender, status: int, code: str | None) -> Kind:
     return Kind(f"`{path}` over budget", "GET", path, None, sender, status, code)
+
+
+def over_sse(name: str, query: str, code: str) -> Kind:
+    return Kind(name, "POST", "/graphql", graphql(query), Sender.FRESH, 400, code, EVENTS)
+
+
+def over_websocket(name: str, query: str, code: str) -> Kind:
+    return Kind(name, WEBSOCKET, "/graphql", query.encode(), Sender.FRESH, 0, code)
 
 
 BASELINE = post("`{ __typename }`", graphql(TINY), Sender.FRESH, 200, None)
@@ -134,6 +159,13 @@ KINDS = (
     ),
     get(DOWNLOAD, Sender.EMPTIED, 429, "THROTTLED"),
     get("/export.ndjson", Sender.EMPTIED, 429, "THROTTLED"),
+    over_sse("a query over SSE", BIG, "BAD_REQUEST"),
+    over_sse("a syntax error over SSE", SYNTAX_ERROR, "GRAPHQL_PARSE_FAILED"),
+    over_websocket("a query over a WebSocket", BIG, "BAD_REQUEST"),
+    over_websocket("a syntax error over a WebSocket", SYNTAX_ERROR, "GRAPHQL_PARSE_FAILED"),
+    over_websocket(
+        "a subscription over cost, over a WebSocket", OVER_COST_SUBSCRIPTION, "MAX_COST_EXCEEDED"
+    ),
     # For reference, no bar: what a key's lookup adds to a request.
     post("`{ __typename }` with an API key", graphql(TINY), Sender.KEY, 200, None),
 )
@@ -281,16 +313,23 @@ async def measure(
             return {"X-Forwarded-For": EMPTIED}
         return {"X-Forwarded-For": next(addresses)}
 
+    def senders(kind: Kind, connections: int) -> list[dict[str, str]]:
+        """The batch's sender; a WebSocket's batch, one for each of its connections (an
+        address holds at most 2 subscriptions: each refusal is the one meant, not the bound)."""
+        return [sender(kind) for _ in range(connections if kind.method == WEBSOCKET else 1)]
+
     async with httpx.AsyncClient(base_url=url, timeout=600, limits=limits) as client:
         await check_setup(client, requests, sender(BASELINE))
         await empty_budget(client, sender(KINDS[2]))
         # A round unmeasured first: what is loaded or compiled once is not counted.
         for kind in KINDS:
-            await batch(client, kind, sender(kind), pid, 3, 0, 1, Measured())
+            await batch(client, kind, senders(kind, 1), pid, 3, 0, 1, Measured())
         for number in range(rounds):
             for kind in KINDS:
                 cpu_us = await batch(
-                    client, kind, sender(kind), pid, requests, seconds, connections, results[kind]
+                    client,
+                    *(kind, senders(kind, connections), pid, requests, seconds, connections),
+                    results[kind],
                 )
                 print(f"round {number + 1} {kind.name:40} {cpu_us:>9.0f} µs", flush=True)
     return results
@@ -335,7 +374,7 @@ async def empty_budget(client: httpx.AsyncClient, emptied: dict[str, str]) -> No
 async def batch(
     client: httpx.AsyncClient,
     kind: Kind,
-    sender: dict[str, str],
+    senders: list[dict[str, str]],
     pid: int,
     requests: int,
     seconds: float,
@@ -344,7 +383,13 @@ async def batch(
 ) -> float:
     """Up to `requests` of one kind (at least 3, for at most about `seconds`), checked; the
     server's CPU per request, in µs, also kept in `measured`."""
-    headers = {**(GRAPHQL_HEADERS if kind.body is not None else {}), **sender}
+    if kind.method == WEBSOCKET:
+        return await websocket_batch(
+            str(client.base_url), kind, senders, pid, requests, seconds, measured
+        )
+    headers = {**senders[0]}
+    if kind.body is not None:
+        headers |= {**GRAPHQL_HEADERS, "Accept": kind.accept}
     sent = 0
     deadline = time.monotonic() + seconds
 
@@ -363,6 +408,60 @@ async def batch(
     before = cpu_seconds(pid)
     await asyncio.gather(*(connection() for _ in range(connections)))
     cpu_us = (cpu_seconds(pid) - before) / sent * 1e6
+    if seconds:  # the unmeasured round passes 0
+        measured.cpu_us.append(cpu_us)
+        measured.requests += sent
+    return cpu_us
+
+
+async def websocket_batch(
+    url: str,
+    kind: Kind,
+    senders: list[dict[str, str]],
+    pid: int,
+    requests: int,
+    seconds: float,
+    measured: Measured,
+) -> float:
+    """`batch` over graphql-transport-ws: up to `requests` `subscribe` messages of the kind's
+    query over a WebSocket for each sender, opened (and acknowledged) beforehand, each
+    answered before the next is sent; the server's CPU per message, in µs."""
+    address = url.replace("http://", "ws://").rstrip("/") + "/graphql"
+    assert kind.body is not None
+    query = kind.body.decode()
+    opened = [
+        await websockets.connect(
+            address, subprotocols=[Subprotocol("graphql-transport-ws")], additional_headers=sender
+        )
+        for sender in senders
+    ]
+    for connection in opened:
+        await connection.send(json.dumps({"type": "connection_init", "payload": {}}))
+        await connection.recv()  # connection_ack
+    sent = 0
+    deadline = time.monotonic() + seconds
+
+    async def subscribing(connection: websockets.ClientConnection) -> None:
+        nonlocal sent
+        while sent < requests and (sent < 3 or time.monotonic() < deadline):
+            sent += 1
+            id = str(sent)
+            message = {"type": "subscribe", "id": id, "payload": {"query": query}}
+            await connection.send(json.dumps(message))
+            while (answer := json.loads(await connection.recv())).get("id") != id:
+                pass  # a ping
+            wrong = kind.refused_over_websocket(answer)
+            if wrong is not None:
+                measured.mismatches += 1
+                measured.example = measured.example or wrong
+
+    try:
+        before = cpu_seconds(pid)
+        await asyncio.gather(*(subscribing(connection) for connection in opened))
+        cpu_us = (cpu_seconds(pid) - before) / sent * 1e6
+    finally:
+        for connection in opened:
+            await connection.close()
     if seconds:  # the unmeasured round passes 0
         measured.cpu_us.append(cpu_us)
         measured.requests += sent

@@ -7,6 +7,7 @@ from schema.almanac import AlmanacSchema, almanac_schema, schema
 from schema.changes import encode_change_cursor
 from schema.context import Context, new_context
 from schema.extensions.answer_reuse import kept_answer
+from schema.extensions.document_checks import known_document
 from schema.extensions.metering import LIST_SIZES, published_types
 from schema.extensions.services import (
     CachedAnswer,
@@ -43,6 +44,7 @@ __all__ = [
     "encode_json",
     "event_id",
     "kept_answer",
+    "known_document",
     "new_context",
     "new_delivery",
     "operation_key",

@@ -7,8 +7,9 @@ store's follower reads it), and reads again; a few seconds' timeout is the backs
 is the only buffer: a slow subscriber is a cursor behind, never a queue in memory.
 
 Each event costs what the subscription's selection costs, priced once by the request's
-`Meter` (server.charges: the rules of a query) and paid before it is sent; a subscriber whose
-budget cannot pay is told so (THROTTLED) and the subscription ends.
+`Meter` as the subscription is admitted (server.admission; the Metering extension prices and
+charges it as any operation, so starting one costs one event) and paid before it is sent; a
+subscriber whose budget cannot pay is told so (THROTTLED) and the subscription ends.
 """
 
 import asyncio
@@ -17,7 +18,6 @@ import sys
 from collections.abc import AsyncGenerator
 
 import strawberry
-from graphql import DocumentNode
 
 from request_limits import throttled_error
 from schema.changes import ALL_PUBLIC, Change, ChangeFilterInput, cursor_place
@@ -30,17 +30,10 @@ WAKE_SECONDS = 3.0
 
 
 def priced(info: strawberry.Info[Context]) -> int | None:
-    """What each event of this subscription costs (None: not metered, as from the CLI)."""
+    """What each event of this subscription costs (None: not metered, as from the CLI): the
+    price the request's Meter set as the pipeline admitted it (schema.extensions.metering)."""
     meter = info.context.meter
-    if meter is None:
-        return None
-    operation = info._raw_info.operation
-    fragments = tuple(info._raw_info.fragments.values())
-    document = DocumentNode(definitions=(operation, *fragments))
-    name = operation.name.value if operation.name else None
-    cost = meter.price(document, name, info.variable_values)
-    meter.check(cost)
-    return cost
+    return None if meter is None else meter.priced
 
 
 async def pay(context: Context, cost: int | None) -> None:

@@ -116,6 +116,9 @@ def serve(host: str, port: int, workers: int, allow_local_origins: bool) -> None
             http=GuardedHttpToolsProtocol,
             timeout_keep_alive=settings.keep_alive_timeout_seconds,
             timeout_graceful_shutdown=settings.shutdown_timeout_seconds,
+            # A WebSocket message is held to the body limit (decompressed: Uvicorn applies
+            # it after per-message-deflate), refused before it is read whole.
+            ws_max_size=settings.max_body_bytes,
         )
 
 

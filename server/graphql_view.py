@@ -1,26 +1,30 @@
 """`/graphql`: Strawberry's ASGI view, with what GraphQL over HTTP needs beyond it.
 
 A request's path: the body, within its size limit → the API key → the GraphQL request(s), read
-once → each operation's text (sent or persisted), found once → the answer kept for it on this
-data, looked up once (`reused`, before Strawberry's `run`, for a single operation; `answer` for a
-batch's) → or Strawberry's pipeline with the schema's extensions → one response, with each
-operation's cost (server.charges, where every charge is made) and for a GET query an ETag.
+once → each operation admitted by the gate (server.admission: its text, sent or persisted and
+trusted, found once) → the answer kept for it on this data, looked up once (`reused`, before
+Strawberry's `run`, for a single operation; `answer` for a batch's) → or Strawberry's pipeline
+with the schema's extensions → one response, with each operation's cost (server.charges, where
+every charge is made) and for a GET query an ETag. A subscription over SSE is admitted by the
+same gate, then streamed; over a WebSocket, see server.subscriptions.
 """
 
 import asyncio
-from collections.abc import AsyncGenerator, Awaitable
+from collections.abc import AsyncGenerator, Awaitable, Mapping
+from datetime import timedelta
 from typing import Any, cast
 
 import orjson
 from cross_web import AsyncHTTPRequestAdapter, HTTPException, StarletteRequestAdapter
+from graphql import GraphQLError
 from starlette.requests import ClientDisconnect, HTTPConnection, Request
 from starlette.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
-from strawberry.exceptions import ConnectionRejectionError, MissingQueryError
+from strawberry.exceptions import ConnectionRejectionError
 from strawberry.http import GraphQLHTTPResponse, GraphQLRequestData
-from strawberry.schema.exceptions import InvalidOperationTypeError
+from strawberry.http.streaming import SSETransport
 from strawberry.subscriptions import GRAPHQL_SSE_PROTOCOL, GRAPHQL_TRANSPORT_WS_PROTOCOL
 from strawberry.types import ExecutionResult, SubscriptionExecutionResult
 from strawberry.types.graphql import OperationType
@@ -28,6 +32,7 @@ from strawberry.types.unset import UNSET, UnsetType
 
 from api_errors import ApiError, ErrorCode
 from schema import AlmanacSchema, Context, Identity, Meter, MeterMode, new_context, schema
+from server.admission import QUERIES, QUERIES_AND_MUTATIONS, SUBSCRIPTIONS, Gate, NotCarried
 from server.body_limit import BodyTooLarge, declared_too_large, limited, too_large
 from server.charges import Charges, client_of
 from server.exchange import Exchange, begin_exchange, exchange_of
@@ -35,11 +40,19 @@ from server.graphiql import graphiql_page
 from server.graphql_request import read_requests, response_media_type
 from server.graphql_response import failed, outcome, result_document
 from server.http_caching import conditional
-from server.operations import KeptLookup, OperationText, operation_named
+from server.operations import KeptLookup, operation_named
 from server.settings import Settings
 from server.shared_services import SharedServices
 from server.slow_subscribers import report_too_slow, stream_within
-from server.subscriptions import Subscriptions, TextWebSocketAdapter, TransportWSHandler
+from server.subscriptions import (
+    Subscriptions,
+    TextWebSocketAdapter,
+    TransportWSHandler,
+    authorization_of,
+)
+
+SSE = SSETransport()
+"""GraphQL over SSE (Strawberry's): what tells a request asking for a stream of events."""
 
 
 class RequestAdapter(StarletteRequestAdapter):
@@ -64,17 +77,20 @@ class AlmanacGraphQL(GraphQL[Context, None]):
             schema,
             allow_queries_via_get=True,
             subscription_protocols=(GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_SSE_PROTOCOL),
+            connection_init_wait_timeout=timedelta(seconds=settings.websocket_init_timeout_seconds),
         )
         self.settings = settings
         self.services = services
         self.charges = Charges(settings, services.budgets)
-        self.texts = OperationText(services.persisted)
+        self.gate = Gate(settings, services, self.charges)
         self.kept = KeptLookup(services.graphql, self.charges)
         self.subscriptions = Subscriptions(
             per_key=settings.max_subscriptions_per_key,
             anonymous=settings.max_subscriptions_anonymous,
             send_timeout=settings.subscription_send_timeout_seconds,
             slots=services.slots,
+            key_check_seconds=settings.subscription_key_check_seconds,
+            idle_seconds=settings.websocket_idle_seconds,
         )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -87,7 +103,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         try:
             if declared_too_large(scope, self.settings.max_body_bytes):
                 raise BodyTooLarge
-            streamed = self._get_stream_transport_from_headers(request.headers) is not None
+            streamed = asks_for_events(request.headers)
             # A stream (SSE) is never a kept answer: each event is made, and paid, as it comes.
             response = (not streamed and await self.reused(request)) or await self.run(request)
             if request.method == "GET":
@@ -129,7 +145,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
             return new_context(request.app.state.store, request)
         if (exchange := exchange_of(request.scope)) is not None and exchange.context is not None:
             return exchange.context  # made by `reused`, which found no kept answer
-        if self._get_stream_transport_from_headers(request.headers) is not None:
+        if asks_for_events(request.headers):
             media_type = "text/event-stream"  # a subscription over SSE
         else:
             media_type = response_media_type(request.headers.get("accept"))
@@ -149,13 +165,11 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         return context
 
     async def on_ws_connect(self, context: Context) -> UnsetType | dict[str, object] | None:
-        """The key of a WebSocket's operations: `Authorization` in the `connection_init`
-        payload, else the handshake's header (as for queries); a bad one closes it (4403)."""
+        """The key of a WebSocket's operations (server.subscriptions.authorization_of); a
+        bad one closes it (4403)."""
         connection = context.request
         payload = getattr(context, "connection_params", None) or {}
-        authorization = payload.get("Authorization") or payload.get("authorization")
-        if not isinstance(authorization, str):
-            authorization = connection.headers.get("authorization")
+        authorization = authorization_of(connection, payload)
         try:
             identity = await self.charges.identify_connection(connection, authorization)
         except ApiError as refusal:
@@ -166,17 +180,19 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         return unset
 
     def stream_of(
-        self,
-        context: Context,
-        source: AsyncGenerator[Any, None],
-        query: str | None,
-        operation_name: str | None,
+        self, context: Context, source: AsyncGenerator[Any, None], authorization: str | None
     ) -> AsyncGenerator[Any, None]:
-        """A subscription's stream of results, admitted for its client and ended by the drain
-        (server.subscriptions)."""
+        """A subscription's stream of results (the gate admitted it), within its client's
+        bound, ended by the drain or its key's revocation (server.subscriptions), a refusal
+        paying the minimum (server.admission)."""
         client = client_of(context.request, context.identity)
         keyed = context.identity is not None
-        return self.subscriptions.stream(client, keyed, source, query, operation_name)
+
+        async def still_valid() -> ApiError | None:
+            return await self.gate.caller_refused(context, authorization)
+
+        stream = self.subscriptions.stream(client, keyed, source, still_valid)
+        return self.gate.paid(context, stream)
 
     async def parse_http_body(
         self, request: AsyncHTTPRequestAdapter
@@ -187,9 +203,8 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         if exchange is not None and exchange.request_data is not None:
             return exchange.request_data  # read by `reused` already
         data = await read_requests(request)
-        transport = self._get_stream_transport_from_headers(request.headers)
-        if transport is not None and isinstance(data, GraphQLRequestData):
-            data.protocol = transport.protocol  # answered as a stream of events (SSE)
+        if asks_for_events(request.headers) and isinstance(data, GraphQLRequestData):
+            data.protocol = SSE.protocol  # answered as a stream of events
         return data
 
     async def execute_operation(
@@ -202,19 +217,25 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         sub_response: Response,
     ) -> ExecutionResult | list[ExecutionResult] | SubscriptionExecutionResult:
         """Each operation in turn; a batch is priced whole, and paid once, before it runs. A
-        stream (SSE) is Strawberry's, each event paid as it comes (schema.subscription)."""
-        if isinstance(request_data, GraphQLRequestData) and self._get_stream_transport(
-            request_data.protocol
-        ):
+        stream (SSE) is Strawberry's, admitted by the gate first, each event paid as it comes
+        (schema.subscription)."""
+        if isinstance(request_data, GraphQLRequestData) and request_data.protocol == SSE.protocol:
             _exchange(request).operation = request_data.operation_name or "subscription"
             sub_response.raw_headers = []  # the stream's own (no length: it has none)
-            source = await super().execute_operation(
-                request, request_adapter, request_data, context, root_value, sub_response
+            try:
+                text = await self.gate.admit(context, request_data, SUBSCRIPTIONS)
+            except GraphQLError as error:  # refused whole, before the stream begins
+                code = (error.extensions or {}).get("code", ErrorCode.GRAPHQL_PARSE_FAILED)
+                raise ApiError(error.message, code=ErrorCode(code)) from None
+            source = await self.schema.subscribe(
+                text,
+                variable_values=request_data.variables,
+                context_value=context,
+                root_value=root_value,
+                operation_name=request_data.operation_name,
             )
-            assert isinstance(source, AsyncGenerator)
-            stream = self.stream_of(
-                context, source, request_data.query, request_data.operation_name
-            )
+            authorization = request.headers.get("authorization")
+            stream = self.stream_of(context, cast(AsyncGenerator[Any, None], source), authorization)
             return cast(SubscriptionExecutionResult, stream)
         meter, exchange = _meter(context), _exchange(request)
         batch = request_data if isinstance(request_data, list) else [request_data]
@@ -273,7 +294,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
             return None
         meter = _meter(context)
         try:
-            await self.texts.resolve(context, data)
+            await self.gate.text(context, data)
         except ApiError:
             return None  # The pipeline refuses it, and says why.
         kept = self.kept.find(context)
@@ -294,8 +315,9 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         data (a batch's operations; a single one was looked for by `reused`), or run now."""
         meter, exchange = _meter(context), _exchange(request)
         priced = len(meter.costs)
+        carried = QUERIES if method == "GET" else QUERIES_AND_MUTATIONS
         try:
-            text = await self.texts.resolve(context, request_data)
+            text = await self.gate.admit(context, request_data, carried)
 
             def run() -> Awaitable[ExecutionResult]:
                 return self.run_pipeline(exchange, method, context, request_data, text)
@@ -304,19 +326,20 @@ class AlmanacGraphQL(GraphQL[Context, None]):
                 result = await run()
             else:
                 result = await self.kept.or_run(context, exchange, run)
+        except NotCarried:
+            raise  # the request is refused whole (a GET's mutation: 405)
         except ApiError as refusal:
             result = failed(refusal)
-        except InvalidOperationTypeError as error:
-            raise ApiError(
-                "Mutations must be sent with POST; GET carries queries only.", status=405
-            ) from error
-        except MissingQueryError as error:
-            raise ApiError("No GraphQL query found in the request: send `query`.") from error
+        except GraphQLError as error:  # the parser's refusal
+            result = ExecutionResult(data=None, errors=[error])
         except TimeoutError:
             exchange.timed_out = True
             seconds = self.settings.request_timeout_seconds
             message = f"The request ran longer than {seconds:g} seconds and was stopped."
             result = failed(ApiError(message, code=ErrorCode.TIMEOUT))
+        finally:
+            if exchange.operation is None:  # refused by the gate: named as it was sent
+                exchange.operation = request_data.operation_name
         return await self.charges.settle(meter, priced, result, request_data.variables)
 
     async def run_pipeline(
@@ -378,3 +401,8 @@ def _exchange(request: Request) -> Exchange:
     exchange = exchange_of(request.scope)
     assert exchange is not None  # `get_context` began it.
     return exchange
+
+
+def asks_for_events(headers: Mapping[str, str]) -> bool:
+    """Whether a request asks for its answer as a stream of events (GraphQL over SSE)."""
+    return SSE.accepts(headers.get("accept", ""))

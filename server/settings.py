@@ -168,6 +168,23 @@ class Settings(BaseSettings):
         description="How long one message to a subscriber may wait to be sent (its client not "
         "reading); past it the subscription is closed and its slot freed.",
     )
+    subscription_key_check_seconds: float = Field(
+        default=30.0,
+        gt=0,
+        description="How often an open subscription's API key is checked again: a revoked key's "
+        "subscriptions end (UNAUTHENTICATED) within this time, in every process.",
+    )
+    websocket_init_timeout_seconds: float = Field(
+        default=10.0,
+        gt=0,
+        description="How long a new WebSocket may wait before `connection_init`; then it is "
+        "closed (4408).",
+    )
+    websocket_idle_seconds: float = Field(
+        default=60.0,
+        gt=0,
+        description="How long a WebSocket may hold no subscription; then it is closed (1000).",
+    )
     # Budgets: leaky buckets of points, per API key and per address for anonymous clients.
     key_bucket_capacity: int = Field(default=20_000, gt=0)
     key_restore_rate: float = Field(default=1_000.0, gt=0, description="Points per second.")

@@ -29,7 +29,7 @@ from request_limits import (
     selected_operation,
     too_many_tokens,
 )
-from schema.extensions.services import KnownDocument, operation_of, services_of
+from schema.extensions.services import KnownDocument, Services, operation_of, services_of
 
 TOO_MANY_ERRORS = "Too many validation errors"
 """How graphql-core's refusal begins when it stops at its most errors (`max_errors`)."""
@@ -42,11 +42,7 @@ class DocumentChecks(SchemaExtension):
         services = services_of(self.execution_context)
         text = self.execution_context.query
         if services is not None and text is not None:
-            known = services.documents.get(text)
-            if known is None:
-                known = _parsed(text, services.document_limits)
-                services.documents.put(text, known)
-            self.known = known
+            self.known = known = known_document(services, text)
             if isinstance(known.parsed, GraphQLError):
                 error = known.parsed
                 raise GraphQLError(
@@ -92,6 +88,16 @@ class DocumentChecks(SchemaExtension):
         errors[:] = typed  # In place: Strawberry answers with this list.
         known.rules, known.errors = rules, errors
         services.documents.put(context.query or "", known)
+
+
+def known_document(services: Services, text: str) -> KnownDocument:
+    """What `text` was found to be, parsed within the token limit once and kept (the gate,
+    server.admission, parses through here before the pipeline runs; then this finds it)."""
+    known = services.documents.get(text)
+    if known is None:
+        known = _parsed(text, services.document_limits)
+        services.documents.put(text, known)
+    return known
 
 
 def _parsed(text: str, limits: DocumentLimits) -> KnownDocument:

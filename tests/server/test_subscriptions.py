@@ -33,6 +33,7 @@ from schema.changes import encode_change_cursor
 from server import subscriptions
 from server.api_keys import create_key
 from server.app import create_app
+from server.charges import MINIMUM
 from server.graphql_view import AlmanacGraphQL
 from server.settings import Settings
 from server.subscription_slots import LEASE_SECONDS
@@ -390,14 +391,16 @@ async def test_a_mutation_over_a_websocket_is_refused_and_not_run(
     assert await store.change_bounds() == before
 
 
-async def test_a_query_over_sse_is_refused(http: httpx.AsyncClient) -> None:
+async def test_a_query_over_sse_is_refused_before_the_stream_begins(
+    http: httpx.AsyncClient,
+) -> None:
     body = {"query": "{ benchmarks(first: 1) { nodes { slug } } }"}
-    headers = {"Accept": "text/event-stream"}
-    async with http.stream("POST", "/graphql", json=body, headers=headers) as response:
-        lines = [line async for line in response.aiter_lines()]
-    [data] = [json.loads(line.removeprefix("data: ")) for line in lines if line[6:7] == "{"]
-    assert data["errors"][0]["extensions"]["code"] == "BAD_REQUEST"
-    assert "data" not in data or data["data"] is None
+    response = await http.post("/graphql", json=body, headers={"Accept": "text/event-stream"})
+    assert response.status_code == 400
+    [error] = response.json()["errors"]
+    assert error["extensions"]["code"] == "BAD_REQUEST"
+    assert "send queries and mutations as HTTP requests" in error["message"]
+    assert response.json()["extensions"]["cost"]["requestedQueryCost"] == MINIMUM
 
 
 class Kept(logging.Handler):

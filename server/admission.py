@@ -1,0 +1,150 @@
+"""The one admission path: every GraphQL operation, whatever carries it (a POST, a GET, a batch's
+operation, a persisted one, a WebSocket's `subscribe`, an SSE request), is admitted by `Gate`,
+in this order, before the store is read for it or anything of it runs:
+
+1. size: its text within the body limit (a WebSocket message is held to it as it arrives, by
+   Uvicorn's `ws_max_size` and by server.subscriptions.TextWebSocketAdapter);
+2. its text: the one sent, or the persisted one its id names; with trusted documents only
+   theirs, admin keys excepted (server.operations.OperationText). A text is found before it
+   is parsed: an id names a text, and a text not trusted is refused unparsed;
+3. parsed within the token limit, once per text (schema.known_document: the pipeline's
+   DocumentChecks then finds it parsed);
+4. the operation the spec's GetOperation selects, of a kind its transport carries;
+5. the caller: its key, identified as the request or the connection began, and for a
+   connection checked again (revoked since?);
+then, at the pipeline's first hooks and before any resolver, the same for every transport:
+6. the document limits, as validation rules beside the spec's (DocumentChecks);
+7. the price and 8. the charge (Metering, through the request's Meter: server.charges). They
+   are hooks of the pipeline because a batch prices every operation before any is paid.
+A refusal at any step costs the minimum (server.charges.MINIMUM), on every transport: HTTP
+settles it with the answer (server.charges.Charges.settle), streams here (`refused`, `paid`).
+The transports (server.graphql_view for HTTP and SSE, server.subscriptions for WebSockets)
+only adapt their input and output to it.
+"""
+
+import contextlib
+from collections.abc import AsyncGenerator
+from typing import Any
+
+from graphql import GraphQLError, OperationType
+from starlette.requests import HTTPConnection
+from strawberry.http import GraphQLRequestData
+from strawberry.types.execution import PreExecutionError
+
+from api_errors import ApiError, ErrorCode
+from request_limits import selected_operation
+from schema import Context, known_document
+from server.charges import Charges
+from server.operations import OperationText
+from server.settings import Settings
+from server.shared_services import SharedServices
+
+Carried = frozenset[OperationType]
+QUERIES: Carried = frozenset({OperationType.QUERY})
+"""What a GET carries."""
+QUERIES_AND_MUTATIONS: Carried = frozenset({OperationType.QUERY, OperationType.MUTATION})
+"""What a POST answered with one response carries."""
+SUBSCRIPTIONS: Carried = frozenset({OperationType.SUBSCRIPTION})
+"""What a stream carries: a WebSocket's operations, an SSE request."""
+
+
+class NotCarried(ApiError):
+    """An operation of a kind its transport does not carry: it refuses the whole request."""
+
+
+def not_carried(carried: Carried, kind: OperationType) -> NotCarried:
+    if kind is OperationType.SUBSCRIPTION:
+        return NotCarried(
+            "Subscriptions are sent over a WebSocket (graphql-transport-ws) or as a POST asking "
+            "for text/event-stream (GraphQL over SSE).",
+            code=ErrorCode.BAD_REQUEST,
+        )
+    if carried == SUBSCRIPTIONS:
+        return NotCarried(
+            "Only subscriptions are sent over WebSockets and SSE: send queries and mutations "
+            "as HTTP requests to /graphql.",
+            code=ErrorCode.BAD_REQUEST,
+        )
+    return NotCarried("Mutations must be sent with POST; GET carries queries only.", status=405)
+
+
+class Gate:
+    """The admission sequence (steps 1 to 5 here; see the module's docstring), one per app."""
+
+    def __init__(self, settings: Settings, services: SharedServices, charges: Charges) -> None:
+        self.settings, self.services, self.charges = settings, services, charges
+        self.texts = OperationText(services.persisted)
+
+    async def text(self, context: Context, data: GraphQLRequestData) -> str:
+        """Steps 1 and 2: the operation's text, within the size limit, sent or persisted (and
+        trusted). All the warm path (a kept answer) needs: its text was admitted before."""
+        if data.query is not None and len(data.query) > self.settings.max_body_bytes:
+            # Characters: each at least a byte, so this never lets a larger text through.
+            raise ApiError(
+                f"The document is longer than {self.settings.max_body_bytes} bytes, the most "
+                "this API accepts.",
+                code=ErrorCode.PAYLOAD_TOO_LARGE,
+                status=413,
+            )
+        return await self.texts.resolve(context, data)
+
+    async def admit(
+        self,
+        context: Context,
+        data: GraphQLRequestData,
+        carried: Carried,
+        authorization: str | None = None,
+    ) -> str:
+        """Steps 1 to 5: the text to run, admitted (or `ApiError`, or the parser's
+        `GraphQLError`). `authorization` is a connection's key, checked again here; a
+        request's was checked as it began."""
+        text = await self.text(context, data)
+        known = known_document(self.services.graphql, text)
+        if isinstance(known.parsed, GraphQLError):
+            error = known.parsed  # a copy raised: the kept one must not hold this traceback
+            raise GraphQLError(
+                error.message,
+                source=error.source,
+                positions=error.positions,
+                extensions=error.extensions,
+            )
+        operation = selected_operation(known.parsed, data.operation_name)
+        if operation.operation not in carried:
+            raise not_carried(carried, operation.operation)
+        if authorization is not None and (
+            revoked := await self.caller_refused(context, authorization)
+        ):
+            raise revoked
+        return text
+
+    async def caller_refused(self, context: Context, authorization: str | None) -> ApiError | None:
+        """Why a connection's key no longer admits it (revoked, say); None if it still does."""
+        connection: HTTPConnection = context.request
+        try:
+            await self.charges.identify_connection(connection, authorization)
+        except ApiError as refusal:
+            return refusal
+        return None
+
+    async def refused(self, context: Context) -> ApiError | None:
+        """A stream's operation refused: the minimum paid (the throttle's refusal instead, if
+        even that does not fit)."""
+        assert context.meter is not None  # every transport's context is metered
+        return await self.charges.unpriced(context.meter)
+
+    async def paid(
+        self, context: Context, results: AsyncGenerator[Any, None]
+    ) -> AsyncGenerator[Any, None]:
+        """A stream's results; a first one that comes before anything was charged is a
+        refusal (by the pipeline's hooks: validation, the price over the maximum; or for the
+        caller's open subscriptions): it pays the minimum, as every refusal does, and comes as
+        a `PreExecutionError`, which the transports send as the refusal of the operation."""
+        assert context.meter is not None
+        first = True
+        async with contextlib.aclosing(results):
+            async for result in results:
+                if first and not context.meter.costs:
+                    await self.refused(context)
+                    result = PreExecutionError(data=None, errors=result.errors)
+                first = False
+                yield result
