@@ -3,8 +3,8 @@ else the machine is doing, so two commits can be compared on a shared machine.
 
 One process sends the contract request (contract/benchmark-page.graphql) N times straight
 through the app's ASGI interface (no sockets, no client library: the app's middleware, view
-and kept answers), after one request that computes the answer. Run under callgrind with two counts, the
-difference divided by the difference of counts is what one warm request costs:
+and kept answers), after one request that computes the answer. Run under callgrind with two
+counts, the difference divided by the difference of counts is what one warm request costs:
 
     valgrind --tool=callgrind --callgrind-out-file=/dev/null .venv/bin/python \\
         bench/warm_instructions.py --requests 1100 --method POST 2>&1 | grep 'refs'
