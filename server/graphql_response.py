@@ -1,6 +1,7 @@
 """How a GraphQL answer leaves over HTTP: its body, its status and its caching headers, from its
 operations' outcomes (GraphQL over HTTP's status codes for `application/graphql-response+json`;
-429, 504; an ETag and surrogate keys for a successful GET query)."""
+429, 504; an ETag and surrogate keys for a successful GET query, which caches may share only if
+it is anonymous and not of the caller's own: schema.per_caller)."""
 
 from typing import Any
 
@@ -8,7 +9,7 @@ from strawberry.types import ExecutionResult
 
 from api_errors import ApiError
 from request_limits import Allowance
-from schema import digest, encode_json
+from schema import answers_callers_own, digest, encode_json
 from server.exchange import Exchange
 from server.graphql_request import GRAPHQL_RESPONSE
 from server.http_caching import cache_control, cache_tags, entity_tag
@@ -63,7 +64,7 @@ def outcome(
         status = 200
     if not batched and method == "GET" and first.data is not None and not first.errors:
         headers["etag"] = entity_tag(exchange.digest or digest(encode_json(first.data)))
-        headers["cache-control"] = cache_control(exchange.identity is None, max_age)
+        headers["cache-control"] = cache_control(shared(exchange), max_age)
         headers["vary"] = VARY
         reads = exchange.reads
         if reads is None and exchange.context is not None:
@@ -71,3 +72,16 @@ def outcome(
         if reads is not None:
             headers |= cache_tags(reads)
     return status, headers
+
+
+def shared(exchange: Exchange) -> bool:
+    """Whether caches may share the answer: an anonymous one, and not of the caller's own (its
+    budget, say). A kept answer never is (schema.extensions.answer_reuse)."""
+    if exchange.identity is not None:
+        return False
+    if exchange.digest is not None:
+        return True  # A kept answer: known without looking.
+    context = exchange.context
+    if context is None or context.services is None or context.operation is None:
+        return False
+    return not answers_callers_own(context.services, context.operation)
