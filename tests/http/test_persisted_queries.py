@@ -2,6 +2,7 @@
 
 import hashlib
 import json
+import uuid
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from starlette.applications import Starlette
 
 from server.api_keys import create_key
 from server.app import create_app
+from server.persisted_queries import REDIS_ENTRY_BYTES
 from server.settings import Settings
 from store.queries import Store
 from tests.conftest import http_client
@@ -143,3 +145,114 @@ async def test_a_manifest_id_means_nothing_without_trusted_documents(
     error = response.json()["errors"][0]
     assert error["extensions"]["code"] == "PERSISTED_QUERY_NOT_FOUND"
     assert '"3f2b8c0e9a1d4b7c"' in error["message"]
+
+
+NOT_FOUND = "PERSISTED_QUERY_NOT_FOUND"
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("{ modelCardCoverage { labsRead }", "GRAPHQL_PARSE_FAILED"),
+        ("{ " + "__typename " * 5_001 + "}", "TOO_MANY_TOKENS"),
+        ("{ " + "a: __typename " * 31 + "}", "TOO_MANY_ALIASES"),
+        (
+            "{ benchmarks { nodes { family { parent { family { parent { family { parent { family "
+            "{ parent { family { parent { family { parent { family { parent { slug } } } } } } } "
+            "} } } } } } } } } }",
+            "MAX_DEPTH_EXCEEDED",
+        ),
+        ("{ ...A } fragment A on Query { ...B } fragment B on Query { ...A }", "FRAGMENT_CYCLE"),
+    ],
+)
+async def test_a_text_is_kept_only_if_it_passes_the_document_limits(
+    client: httpx.AsyncClient, text: str, code: str
+) -> None:
+    registered = await client.post("/graphql", json={"query": text, "extensions": persisted(text)})
+    assert code in {e["extensions"]["code"] for e in registered.json()["errors"]}
+    again = await client.post("/graphql", json={"extensions": persisted(text)})
+    assert [e["extensions"]["code"] for e in again.json()["errors"]] == [NOT_FOUND]
+
+
+def padded(number: int, size: int = 4_000) -> str:
+    """A document of about `size` bytes that passes every limit: a comment is no token."""
+    return f"# {number} {'x' * size}\n{{ __typename }}"
+
+
+async def found(http: httpx.AsyncClient, text: str) -> bool:
+    answer = (await http.post("/graphql", json={"extensions": persisted(text)})).json()
+    if "errors" in answer:
+        assert [e["extensions"]["code"] for e in answer["errors"]] == [NOT_FOUND]
+        return False
+    assert answer["data"] == {"__typename": "Query"}
+    return True
+
+
+@pytest.fixture
+def bounded(budgets_in: dict[str, Any]) -> Settings:
+    """Persisted queries in 64 KiB (in process, or in Redis): an entry at most 8 KiB."""
+    return Settings(**budgets_in, persisted_query_cache_bytes=64 * 1024)
+
+
+async def test_the_store_is_bounded_least_recently_used_first_out(
+    store: Store, bounded: Settings
+) -> None:
+    app = create_app(bounded, store)
+    async with http_client(app) as http:
+        for number in range(40):  # some 160 KB sent: ten times what fits
+            text = padded(number)
+            await http.post("/graphql", json={"query": text, "extensions": persisted(text)})
+            if number % 4 == 0:
+                assert await found(http, padded(0))  # used again: kept
+        assert await found(http, padded(0))
+        assert await found(http, padded(39))
+        assert not await found(http, padded(1))
+        assert not await found(http, padded(20))
+        # Larger than an eighth of the store: not kept, nor does it push the others out.
+        huge = padded(40, size=9_000)
+        registered = await http.post(
+            "/graphql", json={"query": huge, "extensions": persisted(huge)}
+        )
+        assert registered.json()["data"] == {"__typename": "Query"}
+        assert not await found(http, huge)
+        assert await found(http, padded(39))
+        if bounded.redis_url is not None:
+            redis = app.state.services.persisted.documents.redis
+            keys = [key async for key in redis.scan_iter(f"{bounded.redis_key_prefix}apq*")]
+            held = sum([await redis.memory_usage(key) for key in keys])
+            assert held < 2 * bounded.persisted_query_cache_bytes
+            texts, tally = keys_named(bounded.redis_key_prefix)
+            entries = await redis.hgetall(texts)
+            assert int(await redis.hget(tally, "bytes")) == sum(
+                len(sha) + len(text) + REDIS_ENTRY_BYTES for sha, text in entries.items()
+            )
+            assert await redis.zcard(f"{bounded.redis_key_prefix}apq:used") == len(entries)
+    await app.state.services.budgets.close()
+
+
+def keys_named(prefix: str) -> tuple[str, str]:
+    return f"{prefix}apq:texts", f"{prefix}apq:tally"
+
+
+async def test_a_redis_store_whose_texts_were_lost_starts_its_tally_again(
+    store: Store, redis_url: str
+) -> None:
+    prefix = f"almanac-test-{uuid.uuid4().hex}:"
+    settings = Settings(
+        redis_url=redis_url, redis_key_prefix=prefix, persisted_query_cache_bytes=64 * 1024
+    )
+    app = create_app(settings, store)
+    redis = app.state.services.persisted.documents.redis
+    texts, tally = keys_named(prefix)
+    async with http_client(app) as http:
+        for number in range(3):
+            text = padded(number)
+            await http.post("/graphql", json={"query": text, "extensions": persisted(text)})
+        await redis.delete(texts, f"{prefix}apq:used")  # as an eviction by Redis itself would
+        await redis.hset(tally, "bytes", 10**9)
+        text = padded(3)
+        await http.post("/graphql", json={"query": text, "extensions": persisted(text)})
+        assert await found(http, text)
+        sha = persisted(text)["persistedQuery"]["sha256Hash"]
+        assert int(await redis.hget(tally, "bytes")) == len(sha) + len(text) + REDIS_ENTRY_BYTES
+    await app.state.services.budgets.close()
