@@ -6,7 +6,7 @@ Other packages import from here, never from the modules inside (import-linter ch
 from schema.almanac import AlmanacSchema, almanac_schema, schema
 from schema.changes import encode_change_cursor
 from schema.context import Context, new_context
-from schema.extensions.answer_reuse import answers_callers_own, kept_answer
+from schema.extensions.answer_reuse import kept_answer
 from schema.extensions.metering import LIST_SIZES, published_types
 from schema.extensions.services import (
     CachedAnswer,
@@ -34,7 +34,6 @@ __all__ = [
     "OperationKey",
     "Services",
     "almanac_schema",
-    "answers_callers_own",
     "breaking_changes",
     "change_body",
     "change_filter",

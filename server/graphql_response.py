@@ -9,7 +9,7 @@ from strawberry.types import ExecutionResult
 
 from api_errors import ApiError
 from request_limits import Allowance
-from schema import answers_callers_own, digest, encode_json
+from schema import digest, encode_json
 from server.exchange import Exchange
 from server.graphql_request import GRAPHQL_RESPONSE
 from server.http_caching import cache_control, cache_tags, entity_tag
@@ -76,12 +76,6 @@ def outcome(
 
 def shared(exchange: Exchange) -> bool:
     """Whether caches may share the answer: an anonymous one, and not of the caller's own (its
-    budget, say). A kept answer never is (schema.extensions.answer_reuse)."""
-    if exchange.identity is not None:
-        return False
-    if exchange.digest is not None:
-        return True  # A kept answer: known without looking.
-    context = exchange.context
-    if context is None or context.services is None or context.operation is None:
-        return False
-    return not answers_callers_own(context.services, context.operation)
+    budget, say: schema.extensions.answer_reuse notes it in the context)."""
+    own = exchange.context is not None and exchange.context.own
+    return exchange.identity is None and not own

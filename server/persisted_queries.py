@@ -199,7 +199,7 @@ def registrable(text: str, limits: DocumentLimits) -> bool:
     if too_many_tokens(text, limits) is not None:
         return False
     try:
-        document = parse(text, max_tokens=limits.max_tokens)
+        document = parse(text)  # Within the limit: its tokens were counted.
     except GraphQLSyntaxError:
         return False
     rules: tuple[type[ASTValidationRule], ...] = (NoFragmentCyclesRule, *limit_rules(limits))

@@ -16,7 +16,6 @@ written as it is.
 from collections.abc import Iterator
 
 import orjson
-from graphql import DocumentNode
 from strawberry.extensions import SchemaExtension
 from strawberry.types import ExecutionContext
 from strawberry.types.graphql import OperationType
@@ -43,13 +42,6 @@ def kept_answer(services: Services, key: OperationKey, data: DataVersion) -> Cac
     return kept
 
 
-def answers_callers_own(services: Services, key: OperationKey) -> bool:
-    """Whether the query answers with the caller's own, as found when it ran (`KeepAnswers`);
-    taken to, if that is no longer known (its document left the cache since)."""
-    known = services.documents.get(key[0])
-    return known is None or known.own.get(key[1], True)
-
-
 class KeepAnswers(SchemaExtension):
     def on_execute(self) -> Iterator[None]:
         context = self.execution_context
@@ -62,7 +54,8 @@ class KeepAnswers(SchemaExtension):
         if context.operation_type is not OperationType.QUERY:
             return
         if _callers_own(context, services, key):
-            return  # Its answer is the caller's own: no other request's answer.
+            context.context.own = True  # Nor shared by a cache (server.graphql_response).
+            return  # The caller's own: no other request's answer.
         result = context.result
         if services.answers is None or version is None:
             return
@@ -77,13 +70,12 @@ class KeepAnswers(SchemaExtension):
 
 def _callers_own(context: ExecutionContext, services: Services, key: OperationKey) -> bool:
     """Whether the operation answers with the caller's own: found once per document and
-    operation, and kept with the document (`KnownDocument.own`)."""
+    operation, and kept with the document (`KnownDocument.own`). A dry run's document (its
+    `rateLimit` alone: schema.extensions.metering) is the caller's own as the whole is."""
     known = services.documents.get(key[0])
     if known is not None and (own := known.own.get(key[1])) is not None:
         return own
-    # The document as sent (`rateLimit(dryRun: true)` runs a part of it).
-    parsed = known.parsed if known is not None else None
-    document = parsed if isinstance(parsed, DocumentNode) else context.graphql_document
+    document = context.graphql_document
     assert document is not None  # It ran.
     operation = selected_operation(document, key[1])
     own = selects_callers_own(published_types(context.schema), document, operation)

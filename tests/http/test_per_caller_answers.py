@@ -6,10 +6,11 @@ from typing import Any
 
 import httpx
 import pytest
-from graphql import parse
+from graphql import DocumentNode, GraphQLSchema, build_schema, parse
 
 from request_limits import BucketPolicy, selected_operation
-from schema import schema
+from schema import per_caller, schema
+from schema.extensions import answer_reuse
 from schema.extensions.metering import published_types
 from schema.per_caller import PER_CALLER, callers_fields, selects_callers_own
 from server.api_keys import create_key
@@ -173,3 +174,57 @@ def test_the_walk_follows_the_selected_operation_only(document: str, own: bool) 
     parsed = parse(document)
     operation = selected_operation(parsed, "A" if "query A" in document else None)
     assert selects_callers_own(published_types(schema), parsed, operation) is own
+
+
+async def test_the_walk_runs_once_a_document_and_operation(
+    callers: dict[str, GraphQLClient], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    walks: list[str | None] = []
+
+    def counted(types: GraphQLSchema, document: DocumentNode, operation: Any) -> bool:
+        walks.append(operation.name.value if operation.name else None)
+        return selects_callers_own(types, document, operation)
+
+    monkeypatch.setattr(answer_reuse, "selects_callers_own", counted)
+    document = "query Mine { webhooks { nodes { url } } } query Catalog { categories { slug } }"
+    for name in ("Mine", "Mine", "Catalog", "Mine", "Catalog"):
+        for caller in (callers["alpha"], callers["beta"]):
+            await sent(caller, "POST", {"query": document, "operationName": name})
+    assert walks == ["Mine", "Catalog"]
+
+
+ABSTRACT_SDL = """
+interface Node { id: ID! }
+type Webhook implements Node { id: ID! url: String }
+type Benchmark implements Node { id: ID! name: String }
+union Thing = Webhook | Benchmark
+type Query { node: Node thing: Thing benchmarks: [Benchmark] budget: Int }
+"""
+ABSTRACT = build_schema(ABSTRACT_SDL)
+
+
+@pytest.mark.parametrize(
+    ("document", "own"),
+    [
+        ("{ node { id } }", True),  # it may be a webhook
+        ("{ thing { ... on Benchmark { name } } }", True),
+        ("{ benchmarks { id name } }", False),
+        ("{ benchmarks { ... on Node { id } } }", True),  # Node.id: of any Node, a webhook's too
+        ("{ budget }", True),
+    ],
+)
+def test_a_type_marked_marks_what_may_return_it(
+    monkeypatch: pytest.MonkeyPatch, document: str, own: bool
+) -> None:
+    monkeypatch.setattr(per_caller, "PER_CALLER", frozenset({"Webhook", "Query.budget"}))
+    parsed = parse(document)
+    assert selects_callers_own(ABSTRACT, parsed, selected_operation(parsed, None)) is own
+
+
+@pytest.mark.parametrize("coordinate", ["Query.nothing", "Nothing", "Nothing.id"])
+def test_a_coordinate_the_schema_lacks_is_refused(
+    monkeypatch: pytest.MonkeyPatch, coordinate: str
+) -> None:
+    monkeypatch.setattr(per_caller, "PER_CALLER", frozenset({"Webhook", coordinate}))
+    with pytest.raises(ValueError, match=f"^{coordinate} is not in the schema: update PER_CALLER$"):
+        callers_fields(build_schema(ABSTRACT_SDL))

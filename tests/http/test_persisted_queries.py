@@ -16,7 +16,7 @@ from server.app import create_app
 from server.persisted_queries import REDIS_ENTRY_BYTES
 from server.settings import Settings
 from store.queries import Store
-from tests.conftest import http_client
+from tests.conftest import free_port, http_client
 from tests.http.test_contract import CONTRACT, GENERAL
 
 COVERAGE = "{ modelCardCoverage { labsRead } }"
@@ -116,6 +116,9 @@ async def test_trusted_mode_runs_registered_documents_only(
         other = "{ categories { slug } }"
         refused = await http.post("/graphql", json={"query": other})
         assert refused.json()["errors"][0]["extensions"]["code"] == "DOCUMENT_NOT_TRUSTED"
+        assert refused.json()["errors"][0]["message"] == (
+            "This API runs only its registered documents; this one is not among them."
+        )
         assert calls == {}
         # It cannot be registered either, as an automatic persisted query would be.
         register = await http.post(
@@ -255,4 +258,41 @@ async def test_a_redis_store_whose_texts_were_lost_starts_its_tally_again(
         assert await found(http, text)
         sha = persisted(text)["persistedQuery"]["sha256Hash"]
         assert int(await redis.hget(tally, "bytes")) == len(sha) + len(text) + REDIS_ENTRY_BYTES
+    await app.state.services.budgets.close()
+
+
+def exactly(size: int) -> str:
+    """A document that passes every limit, whose entry in Redis counts exactly `size` bytes."""
+    frame = "# \n{ __typename }"
+    return "# " + "x" * (size - 64 - REDIS_ENTRY_BYTES - len(frame)) + "\n{ __typename }"
+
+
+async def test_an_entry_larger_than_an_eighth_of_the_redis_store_is_not_kept(
+    store: Store, redis_url: str
+) -> None:
+    # An eighth of 65,543 bytes is 8,192 (and a fraction: the bound is whole bytes).
+    settings = Settings(
+        redis_url=redis_url,
+        redis_key_prefix=f"almanac-test-{uuid.uuid4().hex}:",
+        persisted_query_cache_bytes=65_543,
+    )
+    app = create_app(settings, store)
+    async with http_client(app) as http:
+        for text in (exactly(8_192), exactly(8_193)):
+            await http.post("/graphql", json={"query": text, "extensions": persisted(text)})
+        assert await found(http, exactly(8_192))
+        assert not await found(http, exactly(8_193))
+    await app.state.services.budgets.close()
+
+
+async def test_without_redis_a_persisted_query_is_a_miss_and_requests_are_answered(
+    store: Store,
+) -> None:
+    app = create_app(Settings(redis_url=f"redis://127.0.0.1:{free_port()}/0"), store)
+    async with http_client(app) as http:
+        sent = await http.post(
+            "/graphql", json={"query": COVERAGE, "extensions": persisted(COVERAGE)}
+        )
+        assert sent.json()["data"] == {"modelCardCoverage": {"labsRead": 52}}
+        assert not await found(http, COVERAGE)
     await app.state.services.budgets.close()
