@@ -9,9 +9,8 @@ import pytest
 from graphql import DocumentNode, GraphQLSchema, build_schema, parse
 
 from request_limits import BucketPolicy, selected_operation
-from schema import per_caller, schema
+from schema import per_caller, published_types, schema
 from schema.extensions import answer_reuse
-from schema.extensions.metering import published_types
 from schema.per_caller import PER_CALLER, callers_fields, selects_callers_own
 from server.api_keys import create_key
 from server.settings import Settings
