@@ -13,7 +13,12 @@ from starlette.applications import Starlette
 
 from server.api_keys import create_key
 from server.app import create_app
-from server.persisted_queries import REDIS_ENTRY_BYTES
+from server.persisted_queries import (
+    REDIS_ENTRY_BYTES,
+    LocalDocuments,
+    PersistedQueries,
+    trusted_manifest,
+)
 from server.settings import Settings
 from store.queries import Store
 from tests.conftest import free_port, http_client
@@ -147,7 +152,37 @@ async def test_a_manifest_id_means_nothing_without_trusted_documents(
     response = await client.post("/graphql", json={"documentId": "3f2b8c0e9a1d4b7c"})
     error = response.json()["errors"][0]
     assert error["extensions"]["code"] == "PERSISTED_QUERY_NOT_FOUND"
-    assert '"3f2b8c0e9a1d4b7c"' in error["message"]
+    assert error["message"] == (
+        'Unknown document "3f2b8c0e9a1d4b7c": this API knows documents by id only from its '
+        'trusted documents; send the text, or documentId "sha256:<hash>".'
+    )
+
+
+@pytest.mark.parametrize("method", ["GET", "POST"])
+async def test_a_request_without_a_query_or_a_hash_is_refused(
+    client: httpx.AsyncClient, method: str
+) -> None:
+    if method == "GET":
+        response = await client.get("/graphql", params={"variables": "{}"})
+    else:
+        response = await client.post("/graphql", json={"variables": {}})
+    assert response.status_code == 400
+    [error] = response.json()["errors"]
+    assert error["message"] == "No GraphQL query found in the request: send `query`."
+    assert error["extensions"]["code"] == "BAD_REQUEST"
+
+
+async def test_each_way_a_document_is_found_is_named() -> None:
+    limits = Settings().document_limits
+    queries = PersistedQueries(LocalDocuments(1 << 20), limits)
+    assert await queries.document_text(COVERAGE, None, may_run_any=False) == (COVERAGE, "sent")
+    registering = await queries.document_text(COVERAGE, persisted(COVERAGE), may_run_any=False)
+    assert registering == (COVERAGE, "registered")
+    assert await queries.document_text(None, persisted(COVERAGE), False) == (COVERAGE, "hit")
+    refused = "{ " * 3
+    assert await queries.document_text(refused, persisted(refused), False) == (refused, "sent")
+    trusted = PersistedQueries(LocalDocuments(1 << 20), limits, trusted_manifest([COVERAGE]))
+    assert await trusted.document_text(COVERAGE, None, may_run_any=False) == (COVERAGE, "trusted")
 
 
 NOT_FOUND = "PERSISTED_QUERY_NOT_FOUND"
@@ -270,11 +305,11 @@ def exactly(size: int) -> str:
 async def test_an_entry_larger_than_an_eighth_of_the_redis_store_is_not_kept(
     store: Store, redis_url: str
 ) -> None:
-    # An eighth of 65,543 bytes is 8,192 (and a fraction: the bound is whole bytes).
+    # An entry may hold an eighth of the store: 8,192 bytes of 64 KiB.
     settings = Settings(
         redis_url=redis_url,
         redis_key_prefix=f"almanac-test-{uuid.uuid4().hex}:",
-        persisted_query_cache_bytes=65_543,
+        persisted_query_cache_bytes=64 * 1024,
     )
     app = create_app(settings, store)
     async with http_client(app) as http:

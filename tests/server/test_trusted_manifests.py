@@ -86,6 +86,10 @@ def test_a_manifest_file_is_read_and_each_document_checked(tmp_path: Path) -> No
     with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
         load_trusted_documents(path)
 
+    path.write_text(json.dumps([TEXT]))
+    with pytest.raises(ValueError, match=f"^{re.escape(str(path))}: expected Apollo's "):
+        load_trusted_documents(path)
+
     path.write_text("{ not json")
     with pytest.raises(ValueError, match=f"^{re.escape(str(path))} is not JSON: ") as refused:
         load_trusted_documents(path)
