@@ -11,6 +11,7 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 
+from api_errors import ApiError
 from server.api_keys import create_key
 from server.app import create_app
 from server.persisted_queries import (
@@ -43,7 +44,9 @@ async def test_miss_then_register_then_hit_over_post(
     miss = await client.post("/graphql", json={"extensions": persisted(COVERAGE)})
     assert miss.status_code == 200
     assert [e["extensions"]["code"] for e in miss.json()["errors"]] == ["PERSISTED_QUERY_NOT_FOUND"]
-    assert "PersistedQueryNotFound" in miss.json()["errors"][0]["message"]
+    assert miss.json()["errors"][0]["message"] == (
+        "PersistedQueryNotFound: send the query text with this hash once."
+    )
     assert calls == {}
 
     registered = await client.post(
@@ -74,6 +77,9 @@ async def test_hash_that_is_not_the_querys_is_refused(client: httpx.AsyncClient)
         "/graphql", json={"query": COVERAGE, "extensions": persisted("{ other }")}
     )
     assert response.json()["errors"][0]["extensions"]["code"] == "PERSISTED_QUERY_HASH_MISMATCH"
+    assert response.json()["errors"][0]["message"] == (
+        "The persisted query's sha256Hash is not the SHA-256 of the query sent with it."
+    )
     # Nothing was registered under that hash.
     again = await client.post("/graphql", json={"extensions": persisted("{ other }")})
     assert again.json()["errors"][0]["extensions"]["code"] == "PERSISTED_QUERY_NOT_FOUND"
@@ -176,6 +182,12 @@ async def test_each_way_a_document_is_found_is_named() -> None:
     limits = Settings().document_limits
     queries = PersistedQueries(LocalDocuments(1 << 20), limits)
     assert await queries.document_text(COVERAGE, None, may_run_any=False) == (COVERAGE, "sent")
+    with pytest.raises(ApiError) as nothing:  # (the view refuses such a request before)
+        await queries.document_text(None, None, may_run_any=False)
+    assert (nothing.value.message, nothing.value.status) == (
+        "No GraphQL query found in the request: send `query`.",
+        400,
+    )
     registering = await queries.document_text(COVERAGE, persisted(COVERAGE), may_run_any=False)
     assert registering == (COVERAGE, "registered")
     assert await queries.document_text(None, persisted(COVERAGE), False) == (COVERAGE, "hit")
@@ -331,3 +343,36 @@ async def test_without_redis_a_persisted_query_is_a_miss_and_requests_are_answer
         assert sent.json()["data"] == {"modelCardCoverage": {"labsRead": 52}}
         assert not await found(http, COVERAGE)
     await app.state.services.budgets.close()
+
+
+@pytest.mark.parametrize(
+    "persisted_query",
+    [
+        "0" * 64,
+        {"version": 2, "sha256Hash": "0" * 64},
+        {"version": None, "sha256Hash": "0" * 64},
+        {"version": 1},
+        {"version": 1, "sha256Hash": 7},
+    ],
+)
+async def test_a_malformed_persisted_query_is_refused(
+    client: httpx.AsyncClient, persisted_query: Any
+) -> None:
+    response = await client.post(
+        "/graphql", json={"query": COVERAGE, "extensions": {"persistedQuery": persisted_query}}
+    )
+    [error] = response.json()["errors"]
+    assert error["message"] == (
+        '`extensions.persistedQuery` must read {"version": 1, "sha256Hash": "<hex>"}.'
+    )
+    assert error["extensions"]["code"] == "BAD_REQUEST"
+
+
+async def test_a_persisted_query_without_its_version_is_of_version_1(
+    client: httpx.AsyncClient,
+) -> None:
+    sha256 = persisted(COVERAGE)["persistedQuery"]["sha256Hash"].upper()  # any case
+    extensions = {"persistedQuery": {"sha256Hash": sha256}}
+    await client.post("/graphql", json={"query": COVERAGE, "extensions": extensions})
+    hit = await client.post("/graphql", json={"extensions": extensions})
+    assert hit.json()["data"] == {"modelCardCoverage": {"labsRead": 52}}
