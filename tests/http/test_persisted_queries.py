@@ -11,7 +11,7 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 
-from api_errors import ApiError
+from api_errors import ApiError, ErrorCode
 from server.api_keys import create_key
 from server.app import create_app
 from server.persisted_queries import (
@@ -184,9 +184,11 @@ async def test_each_way_a_document_is_found_is_named() -> None:
     assert await queries.document_text(COVERAGE, None, may_run_any=False) == (COVERAGE, "sent")
     with pytest.raises(ApiError) as nothing:  # (the view refuses such a request before)
         await queries.document_text(None, None, may_run_any=False)
-    assert (nothing.value.message, nothing.value.status) == (
+    refusal = nothing.value
+    assert (refusal.message, refusal.status, refusal.code) == (
         "No GraphQL query found in the request: send `query`.",
         400,
+        ErrorCode.BAD_REQUEST,
     )
     registering = await queries.document_text(COVERAGE, persisted(COVERAGE), may_run_any=False)
     assert registering == (COVERAGE, "registered")
