@@ -89,6 +89,8 @@ class Context:
     operation: OperationKey | None = None
     # The subjects (store.subjects) of everything read through `store` so far.
     read: set[str] = field(default_factory=set)
+    # Whether an operation answered with the caller's own (schema.per_caller): never shared.
+    own: bool = False
 
     def forget_loaded(self) -> None:
         """Drop what the loaders hold, after a write changed it."""

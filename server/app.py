@@ -246,7 +246,9 @@ def shared_services(settings: Settings) -> SharedServices:
         slots = LocalSlots()
     else:
         redis = Redis.from_url(settings.redis_url)
-        documents = RedisDocuments(redis, settings.redis_key_prefix)
+        documents = RedisDocuments(
+            redis, settings.redis_key_prefix, settings.persisted_query_cache_bytes
+        )
         budgets = RedisBudgets(
             redis,
             settings.redis_key_prefix,
@@ -262,7 +264,9 @@ def shared_services(settings: Settings) -> SharedServices:
         cost_cache_bytes=settings.cost_cache_bytes,
         answer_cache_bytes=settings.response_cache_bytes,
     )
-    return SharedServices(graphql, budgets, PersistedQueries(documents, trusted), slots)
+    return SharedServices(
+        graphql, budgets, PersistedQueries(documents, settings.document_limits, trusted), slots
+    )
 
 
 def trusted_of(settings: Settings) -> dict[str, str] | None:

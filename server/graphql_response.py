@@ -1,6 +1,7 @@
 """How a GraphQL answer leaves over HTTP: its body, its status and its caching headers, from its
 operations' outcomes (GraphQL over HTTP's status codes for `application/graphql-response+json`;
-429, 504; an ETag and surrogate keys for a successful GET query)."""
+429, 504; an ETag and surrogate keys for a successful GET query, which caches may share only if
+it is anonymous and not of the caller's own: schema.per_caller)."""
 
 from typing import Any
 
@@ -63,7 +64,7 @@ def outcome(
         status = 200
     if not batched and method == "GET" and first.data is not None and not first.errors:
         headers["etag"] = entity_tag(exchange.digest or digest(encode_json(first.data)))
-        headers["cache-control"] = cache_control(exchange.identity is None, max_age)
+        headers["cache-control"] = cache_control(shared(exchange), max_age)
         headers["vary"] = VARY
         reads = exchange.reads
         if reads is None and exchange.context is not None:
@@ -71,3 +72,10 @@ def outcome(
         if reads is not None:
             headers |= cache_tags(reads)
     return status, headers
+
+
+def shared(exchange: Exchange) -> bool:
+    """Whether caches may share the answer: an anonymous one, and not of the caller's own (its
+    budget, say: schema.extensions.answer_reuse notes it in the context)."""
+    own = exchange.context is not None and exchange.context.own
+    return exchange.identity is None and not own

@@ -2,7 +2,11 @@
 
 - Automatic persisted queries (Apollo's protocol): `extensions.persistedQuery.sha256Hash`. An
   unknown hash gets `PERSISTED_QUERY_NOT_FOUND`; the client sends the text with the hash once,
-  and the hash alone works from then on, over POST or GET.
+  and the hash alone works from then on, over POST or GET. A text is kept only if it parses
+  and passes the document limits (the pipeline's own checks, request_limits), in a store
+  bounded by the bytes it holds, least recently used first out: in this process, or in Redis
+  for every process (one atomic script a registration). A client whose hash was let go sends
+  the text again, as for any unknown hash.
 - Trusted documents: with a manifest configured, only its documents run (by the id the
   manifest holds, sent as `documentId` or `extensions.persistedQuery.sha256Hash`, or by their
   exact text), except for admin keys. A manifest is the client build's own: Apollo's
@@ -24,14 +28,13 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 import orjson
+from graphql import ASTValidationRule, GraphQLSyntaxError, NoFragmentCyclesRule, parse, validate
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from api_errors import ApiError, ErrorCode, shown
-from request_limits import BoundedCache
-from schema import document_problems
-
-REDIS_DOCUMENT_SECONDS = 30 * 24 * 3600
+from request_limits import BoundedCache, DocumentLimits, limit_rules, too_many_tokens
+from schema import document_problems, published_types, schema
 
 Found = Literal["sent", "hit", "registered", "trusted"]
 """How a document was found: sent as text, by a known hash, registered with its hash now, or
@@ -61,23 +64,75 @@ class LocalDocuments:
         self._texts.put(sha256, text)
 
 
-class RedisDocuments:
-    """Documents shared by every process; Redis failing means a miss, which clients retry."""
+# KEYS: the texts (a hash of SHA-256 to text), when each was last used (a sorted set of SHA-256
+# by tick), the store's tally (a hash: `bytes` held, and `tick`, its clock).
+# ARGV: the SHA-256, the text, the most bytes held, the bytes counted an entry beyond its own.
+# A new text is counted, then the least recently used are let go until the store fits; a text
+# it holds already is only marked used. Returns 1 if the text was new.
+PUT = """
+local sha, text = ARGV[1], ARGV[2]
+local most, overhead = tonumber(ARGV[3]), tonumber(ARGV[4])
+local size = #sha + #text + overhead
+redis.call('ZADD', KEYS[2], redis.call('HINCRBY', KEYS[3], 'tick', 1), sha)
+if redis.call('HSETNX', KEYS[1], sha, text) == 0 then
+  return 0
+end
+local held = redis.call('HINCRBY', KEYS[3], 'bytes', size)
+while held > most do
+  local oldest = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+  if oldest == sha then
+    -- Only the new text is left: the tally had drifted (a key lost), so it starts again.
+    redis.call('HSET', KEYS[3], 'bytes', size)
+    break
+  end
+  local freed = #oldest + redis.call('HSTRLEN', KEYS[1], oldest) + overhead
+  redis.call('HDEL', KEYS[1], oldest)
+  redis.call('ZREM', KEYS[2], oldest)
+  held = redis.call('HINCRBY', KEYS[3], 'bytes', -freed)
+end
+return 1
+"""
 
-    def __init__(self, redis: Redis, prefix: str) -> None:
+# KEYS as PUT's; ARGV: the SHA-256. The text, marked used (nil: none).
+GET = """
+local text = redis.call('HGET', KEYS[1], ARGV[1])
+if text then
+  redis.call('ZADD', KEYS[2], 'XX', redis.call('HINCRBY', KEYS[3], 'tick', 1), ARGV[1])
+end
+return text
+"""
+
+REDIS_ENTRY_BYTES = 200
+"""What Redis spends to hold an entry beyond its text and SHA-256 (the hash's and the sorted
+set's entries, the SHA-256 held twice), counted towards the store's bound."""
+
+
+class RedisDocuments:
+    """Documents shared by every process, bounded as in process (`max_bytes`, an entry at most
+    an eighth of it); Redis failing means a miss, which clients retry."""
+
+    def __init__(self, redis: Redis, prefix: str, max_bytes: int) -> None:
         self.redis = redis
-        self.prefix = prefix
+        self.keys = [f"{prefix}apq:texts", f"{prefix}apq:used", f"{prefix}apq:tally"]
+        self.max_bytes = max_bytes
+        self._put = redis.register_script(PUT)
+        self._get = redis.register_script(GET)
 
     async def get(self, sha256: str) -> str | None:
         try:
-            text = await self.redis.get(f"{self.prefix}apq:{sha256}")
+            text = await self._get(keys=self.keys, args=[sha256])
         except RedisError:
             return None
         return text.decode() if isinstance(text, bytes) else None
 
     async def put(self, sha256: str, text: str) -> None:
+        encoded = text.encode()
+        if len(sha256) + len(encoded) + REDIS_ENTRY_BYTES > self.max_bytes // 8:
+            return  # As in process: a few huge texts must not push out all the others.
         with contextlib.suppress(RedisError):
-            await self.redis.set(f"{self.prefix}apq:{sha256}", text, ex=REDIS_DOCUMENT_SECONDS)
+            await self._put(
+                keys=self.keys, args=[sha256, encoded, self.max_bytes, REDIS_ENTRY_BYTES]
+            )
 
 
 def trusted_manifest(texts: list[str]) -> dict[str, str]:
@@ -137,9 +192,24 @@ def load_trusted_documents(path: Path) -> dict[str, str]:
     return documents
 
 
+def registrable(text: str, limits: DocumentLimits) -> bool:
+    """Whether a text may be kept under its hash: it parses and passes the document limits
+    (tokens, fragment cycles, depth, aliases), as the pipeline checks them
+    (schema.extensions.document_checks). One that does not is run as sent, and refused there."""
+    if too_many_tokens(text, limits) is not None:
+        return False
+    try:
+        document = parse(text)  # Within the limit: its tokens were counted.
+    except GraphQLSyntaxError:
+        return False
+    rules: tuple[type[ASTValidationRule], ...] = (NoFragmentCyclesRule, *limit_rules(limits))
+    return not validate(published_types(schema), document, rules)
+
+
 @dataclass(frozen=True)
 class PersistedQueries:
     documents: DocumentStore
+    limits: DocumentLimits
     trusted: dict[str, str] | None = None
 
     async def document_text(
@@ -174,6 +244,8 @@ class PersistedQueries:
                 "The persisted query's sha256Hash is not the SHA-256 of the query sent with it.",
                 code=ErrorCode.PERSISTED_QUERY_HASH_MISMATCH,
             )
+        if not registrable(query, self.limits):
+            return query, "sent"
         await self.documents.put(sha256, query)
         return query, "registered"
 

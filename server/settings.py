@@ -93,7 +93,8 @@ class Settings(BaseSettings):
     persisted_query_cache_bytes: int = Field(
         default=16 * 1024 * 1024,
         ge=0,
-        description="Memory for persisted queries registered with this process (without Redis).",
+        description="Bytes for persisted queries registered (in this process; with Redis, in Redis "
+        "for every process), least recently used first out.",
     )
     budget_buckets: int = Field(
         default=50_000,

@@ -4,21 +4,24 @@ An answer's `data` is kept, encoded, under the exact operation (document text, o
 variables), with the store's data version when its computation began and the subjects it read
 (store.reads): a change retires exactly the answers that read something it touched, and an
 answer whose reads changed while it was computed is stale from the start. Only successful
-query answers are kept (`KeepAnswers`), in a cache bounded by the bytes it holds. The HTTP
-layer answers a repeated operation from it (`kept_answer`) before it would run the pipeline
-again: the answer was computed by the pipeline, from the same text and variables, under the
-same rules, on data unchanged where it read. A kept answer is handed on as an
-`orjson.Fragment`: its JSON is written as it is.
+query answers are kept (`KeepAnswers`), in a cache bounded by the bytes it holds, and never one
+of the caller's own (its budget, its webhooks: schema.per_caller), wherever the operation
+selects it: another caller sending the same text must not receive it. The HTTP layer answers a
+repeated operation from it (`kept_answer`) before it would run the pipeline again: the answer
+was computed by the pipeline, from the same text and variables, under the same rules, on data
+unchanged where it read. A kept answer is handed on as an `orjson.Fragment`: its JSON is
+written as it is.
 """
 
 from collections.abc import Iterator
 
 import orjson
 from strawberry.extensions import SchemaExtension
+from strawberry.types import ExecutionContext
 from strawberry.types.graphql import OperationType
 
 from request_limits import selected_operation
-from schema.extensions.metering import root_fields
+from schema.extensions.metering import published_types
 from schema.extensions.services import (
     CachedAnswer,
     OperationKey,
@@ -27,10 +30,8 @@ from schema.extensions.services import (
     services_of,
 )
 from schema.json import digest, encode_json
+from schema.per_caller import selects_callers_own
 from store import DataVersion
-
-PER_CALLER = {"rateLimit", "webhooks"}
-"""Root fields whose answer is the caller's own (its budget, its webhooks): never kept."""
 
 
 def kept_answer(services: Services, key: OperationKey, data: DataVersion) -> CachedAnswer | None:
@@ -45,17 +46,19 @@ class KeepAnswers(SchemaExtension):
     def on_execute(self) -> Iterator[None]:
         context = self.execution_context
         services, key = services_of(context), operation_of(context)
-        if services is None or services.answers is None or key is None:
+        if services is None or key is None:
             yield
             return
         version = context.context.store.version.current
         yield
-        result = context.result
-        if context.operation_type is not OperationType.QUERY or version is None:
+        if context.operation_type is not OperationType.QUERY:
             return
-        document = context.graphql_document
-        if document and root_fields(selected_operation(document, key[1]), PER_CALLER):
-            return  # It answers with the caller's own: no other request's answer.
+        if _callers_own(context, services, key):
+            context.context.own = True  # Nor shared by a cache (server.graphql_response).
+            return  # The caller's own: no other request's answer.
+        result = context.result
+        if services.answers is None or version is None:
+            return
         if result is None or result.errors or result.data is None:
             return
         data = encode_json(result.data)
@@ -63,3 +66,19 @@ class KeepAnswers(SchemaExtension):
         kept = CachedAnswer(version, data, digest(data), context.operation_name, reads)
         services.answers.put(key, kept)
         result.data = orjson.Fragment(data)  # type: ignore[assignment]  # Encoded: written as is.
+
+
+def _callers_own(context: ExecutionContext, services: Services, key: OperationKey) -> bool:
+    """Whether the operation answers with the caller's own: found once per document and
+    operation, and kept with the document (`KnownDocument.own`). A dry run's document (its
+    `rateLimit` alone: schema.extensions.metering) is the caller's own as the whole is."""
+    known = services.documents.get(key[0])
+    if known is not None and (own := known.own.get(key[1])) is not None:
+        return own
+    document = context.graphql_document
+    assert document is not None  # It ran.
+    operation = selected_operation(document, key[1])
+    own = selects_callers_own(published_types(context.schema), document, operation)
+    if known is not None:
+        known.own[key[1]] = own
+    return own

@@ -11,11 +11,14 @@ import pytest
 
 from editing.changes import Stamp
 from editing.importer import import_dataset
+from server.app import create_app
+from server.settings import Settings
 from store.queries import Store
 from store.seed import load_bundled_dataset
 from store.sqlite import SqliteStore
-from tests.conftest import GraphQLClient
+from tests.conftest import GraphQLClient, http_client
 from tests.http.test_contract import CONTRACT, GENERAL
+from tests.server.test_logs import written
 from tests.store.test_changes import another_process, changed
 
 PAGE = {"query": CONTRACT.read_text(encoding="utf-8"), "variables": {"slug": GENERAL}}
@@ -305,3 +308,31 @@ async def test_a_write_by_another_process_is_seen_by_the_next_request(
         await asyncio.gather(following, return_exceptions=True)
         if isinstance(other, SqliteStore):
             await other.close()
+
+
+async def test_with_no_memory_for_answers_each_query_runs(
+    store: Store, calls: Counter[str]
+) -> None:
+    app = create_app(Settings(response_cache_bytes=0), store)
+    async with http_client(app) as http:
+        for _ in range(2):
+            answer = await http.get("/graphql", params=COVERAGE)
+            assert answer.json() == {
+                "data": {"modelCardCoverage": {"launchPostsRead": 522}},
+                "extensions": answer.json()["extensions"],
+            }
+            assert answer.headers["cache-control"].startswith("public")
+    assert calls["site_figures"] == 2
+
+
+async def test_a_kept_answer_is_logged_under_its_operations_name(
+    store: Store, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    app = create_app(Settings(), store)
+    named = {"query": "query Coverage { modelCardCoverage { labsRead } }"}
+    async with http_client(app) as http:
+        await http.post("/graphql", json=named)
+        written(app, capsysbinary)
+        await http.post("/graphql", json=named)  # kept: the request names no operation
+        [line] = written(app, capsysbinary)
+    assert " operation=Coverage " in line
