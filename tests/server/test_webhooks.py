@@ -2,7 +2,6 @@
 receiver on loopback that verifies each delivery with the `standardwebhooks` package."""
 
 import asyncio
-import socket
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -18,6 +17,7 @@ from server.webhooks import DeliveryPolicy, DeliveryWorker
 from store import ChangeKind, DeliveryDoc
 from store.queries import Store
 from tests.conftest import GraphQLClient, http_client
+from tests.fake_dns import Dns
 from tests.webhook_receiver import Receiver, webhook_receiver
 
 CREATE = """mutation($input: CreateWebhookInput!) {
@@ -62,26 +62,6 @@ async def made(client: GraphQLClient, receiver: Receiver, **input: Any) -> str:
     receiver.secret = data["createWebhook"]["secret"]
     webhook_id: str = data["createWebhook"]["webhook"]["id"]
     return webhook_id
-
-
-class Dns:
-    """The resolver every lookup of this process goes through (socket.getaddrinfo, which the
-    event loop calls), answering for the test's names as the system's resolver would: a
-    non-ASCII name encoded by Python's `idna` codec (IDNA 2003), each lookup of a name given
-    its next answer (the last one repeated)."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.answers: dict[str, list[str]] = {}
-        self.system = socket.getaddrinfo
-        monkeypatch.setattr(socket, "getaddrinfo", self.getaddrinfo)
-
-    def getaddrinfo(self, host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
-        name = host.decode() if isinstance(host, bytes) else str(host).encode("idna").decode()
-        answers = self.answers.get(name)
-        if answers is None:
-            return self.system(host, port, *args, **kwargs)
-        address = answers.pop(0) if len(answers) > 1 else answers[0]
-        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, int(port)))]
 
 
 @pytest.fixture
