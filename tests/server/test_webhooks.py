@@ -2,7 +2,14 @@
 receiver on loopback that verifies each delivery with the `standardwebhooks` package."""
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+import contextlib
+import shutil
+import socket
+import ssl
+import subprocess
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -480,3 +487,68 @@ async def test_a_dry_run_checks_each_webhook_mutation_and_writes_nothing(
         await made(admin, receiver)
     full = await admin(dry_create, input={"url": receiver.url})
     assert full["errors"][0]["message"] == "A key may have at most 20 webhooks."
+
+
+@pytest.fixture
+def tls_listener(tmp_path: Path) -> Iterator[tuple[int, list[str | None]]]:
+    """A TLS server on loopback with a certificate no client trusts: its port, and the host
+    name each client asked for (SNI) before the handshake failed."""
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=sni.test",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    names: list[str | None] = []
+    context.sni_callback = lambda _socket, name, _context: names.append(name)
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                connection, _ = listener.accept()
+                with contextlib.suppress(OSError), connection:
+                    context.wrap_socket(connection, server_side=True).close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    yield listener.getsockname()[1], names
+    listener.close()
+
+
+async def test_tls_is_asked_for_the_host_name_and_no_cause_is_told(
+    admin: GraphQLClient, store: Store, dns: Dns, tls_listener: tuple[int, list[str | None]]
+) -> None:
+    """Connected to the address checked, TLS still names the host (SNI), and verifies the
+    certificate against it; a failure is told in one text, as every failure below HTTP is."""
+    port, names = tls_listener
+    dns.answers = {"sni.test": ["127.0.0.1"]}
+    made = await admin.data(CREATE, input={"url": f"https://sni.test:{port}/hook"})
+    webhook_id = made["createWebhook"]["webhook"]["id"]
+    worker = DeliveryWorker(store, DeliveryPolicy.of(Settings(**LOOPBACK, **FAST)))  # type: ignore[arg-type]
+    await labs(admin, "acme")
+    await served(worker)
+    await worker.close()
+    [delivery] = await store.deliveries(webhook_id, 10)
+    assert delivery["error"] == "No answer: the connection failed or was cut."
+    assert names == ["sni.test"]
