@@ -131,6 +131,7 @@ async def test_a_url_with_credentials_is_refused(url: str) -> None:
 
 async def test_http_only_where_allowed(dns: Dns) -> None:
     dns.answers = {"example.test": [PUBLIC]}
+    assert await STRICT.refusal("https://example.test:1/") is None  # the lowest port
     assert await Destinations(allow_http=True).refusal("http://example.test:65535/") is None
     assert await PRIVATE.refusal("ftp://example.test/") == "The URL must use http(s)."
 
