@@ -286,7 +286,7 @@ class DeliveryWorker:
                 "for it. Make the webhook again with a key in force."
             )
             await self._disable(endpoint, reason)
-            raise KeyRevoked(endpoint["id"])
+            raise KeyRevoked
         timeout = self.policy.timeout_seconds
         try:
             async with asyncio.timeout(timeout):

@@ -22,6 +22,7 @@ class Receiver:
     redirect: bool = False  # answer each with a redirect to /elsewhere
     delay: float = 0.0  # seconds before each answer
     trickle: float = 0.0  # if not 0: answer 200, then a byte of the body every this many seconds
+    burst: tuple[int, ...] = ()  # with `trickle`: first, bytes of the body in these parts
     events: list[dict[str, Any]] = field(default_factory=list)  # verified, as received
     ids: list[str] = field(default_factory=list)  # webhook-id of each verified delivery
     requests: list[str] = field(default_factory=list)  # every path asked for
@@ -51,6 +52,9 @@ def webhook_receiver(host: str = "127.0.0.1", port: int = 0) -> Iterator[Receive
                 self.send_header("content-length", "100000")
                 self.end_headers()
                 with contextlib.suppress(OSError):  # until the worker lets go
+                    for size in receiver.burst:  # a part at a time: each read apart
+                        self.wfile.write(b"x" * size)
+                        closing.wait(0.1)
                     while not closing.wait(receiver.trickle):
                         self.wfile.write(b"x")
                 return

@@ -450,7 +450,10 @@ async def test_a_revoked_keys_webhooks_are_disabled(
         await asyncio.sleep(0.05)
     assert disabled is not None
     assert disabled["enabled"] is False
-    assert "The API key 'partner' that made it was revoked" in (disabled["disabled_reason"] or "")
+    assert disabled["disabled_reason"] == (
+        "The API key 'partner' that made it was revoked: nothing is sent for it. Make the "
+        "webhook again with a key in force."
+    )
     assert receiver.requests == []
     listed = (await admin.data(DELIVERIES))["webhooks"]["nodes"]
     assert [node["disabledReason"] is not None for node in listed] == [True, False]
@@ -552,3 +555,15 @@ async def test_tls_is_asked_for_the_host_name_and_no_cause_is_told(
     [delivery] = await store.deliveries(webhook_id, 10)
     assert delivery["error"] == "No answer: the connection failed or was cut."
     assert names == ["sni.test"]
+
+
+async def test_an_answer_is_read_up_to_4_kb(
+    admin: GraphQLClient, store: Store, receiver: Receiver, worker: DeliveryWorker
+) -> None:
+    """The worker lets go of a long answer after its first 4 KB, however they come: a receiver
+    that sends them (in two parts) and then nothing more has answered."""
+    receiver.trickle, receiver.burst = 600.0, (2048, 2048)
+    webhook_id = await made(admin, receiver)
+    await labs(admin, "acme")
+    [done] = await saved(store, webhook_id, delivered(1))
+    assert (done["response_code"], done["attempts"]) == (200, 1)
