@@ -567,3 +567,4 @@ async def test_an_answer_is_read_up_to_4_kb(
     await labs(admin, "acme")
     [done] = await saved(store, webhook_id, delivered(1))
     assert (done["response_code"], done["attempts"]) == (200, 1)
+    assert (done["error"], done["next_attempt_at"]) == (None, None)
