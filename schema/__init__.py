@@ -20,7 +20,7 @@ from schema.extensions.services import (
 from schema.identity import Identity
 from schema.json import digest, encode_json
 from schema.stability import breaking_changes, document_problems, published_sdl
-from schema.webhook_destinations import Destinations
+from schema.webhook_destinations import Destinations, Refused, Target
 from schema.webhook_events import change_body, change_filter, event_id, new_delivery
 
 __all__ = [
@@ -33,7 +33,9 @@ __all__ = [
     "Meter",
     "MeterMode",
     "OperationKey",
+    "Refused",
     "Services",
+    "Target",
     "almanac_schema",
     "breaking_changes",
     "change_body",

@@ -1,13 +1,17 @@
 """Where a webhook may be sent: `https` only (unless allowed), and never to an address inside
-the operator's network. The URL's host is resolved and every address it resolves to is checked,
-at creation and again before each delivery, so a name that later resolves inside (DNS
-rebinding) is refused then."""
+the operator's network. The URL is read as the HTTP client reads it (httpx: a non-ASCII host in
+IDNA 2008), its host resolved and every address it resolves to checked, at creation and again
+before each attempt; the attempt connects to the address checked, with the host name for TLS
+(SNI) and `Host`. So a name that resolves elsewhere by the time of the connection (DNS
+rebinding), or that another encoding of it would resolve elsewhere, reaches nothing unchecked."""
 
 import asyncio
 import ipaddress
 import socket
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from typing import Any
+
+import httpx
 
 IpAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -17,6 +21,35 @@ METADATA_ADDRESSES = frozenset(
 """The clouds' instance metadata services (credentials live there): refused even when private
 addresses are allowed."""
 MAX_URL_LENGTH = 2048
+MAX_PORT = 65_535
+
+
+class Refused(Exception):
+    """A webhook may not be sent to the URL (the message says why)."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where one attempt goes: the URL as the client sends it, and the address checked."""
+
+    url: httpx.URL
+    address: IpAddress
+
+    @property
+    def connect_url(self) -> httpx.URL:
+        """The URL with the address checked in place of the host: the client connects there
+        and resolves nothing."""
+        return self.url.copy_with(host=str(self.address))
+
+    @property
+    def host(self) -> str:
+        """The `Host` header: the URL's host (IDNA 2008) and port, as the client would send."""
+        return self.url.netloc.decode("ascii")
+
+    @property
+    def extensions(self) -> dict[str, Any]:
+        """The host name TLS verifies the certificate against (httpcore's `sni_hostname`)."""
+        return {"sni_hostname": self.url.raw_host.decode("ascii")}
 
 
 @dataclass(frozen=True)
@@ -28,31 +61,51 @@ class Destinations:
 
     async def refusal(self, url: str) -> str | None:
         """Why a webhook may not be sent to `url` now; None if it may."""
-        if len(url) > MAX_URL_LENGTH:
-            return f"The URL is longer than {MAX_URL_LENGTH} characters."
         try:
-            parts = urlsplit(url)
-            port = parts.port
-        except ValueError as error:
-            return f"The URL does not parse ({error})."
-        schemes = ("https", "http") if self.allow_http else ("https",)
-        if parts.scheme not in schemes:
-            return "The URL must use https." if not self.allow_http else "The URL must use http(s)."
-        if not parts.hostname:
-            return "The URL names no host."
-        if parts.username is not None or parts.password is not None:
-            return "The URL may not hold a user name or password: authenticate by the signature."
-        host = parts.hostname
+            await self.target(url)
+        except Refused as refused:
+            return str(refused)
+        return None
+
+    async def target(self, url: str) -> Target:
+        """Where a webhook to `url` is sent now, its host resolved and checked; Refused if it
+        may not be."""
+        parsed = self.parsed(url)
+        host = parsed.raw_host.decode("ascii")  # as the client encodes it, and no other way
         try:
             found = await asyncio.get_running_loop().getaddrinfo(
-                host, port or 443, type=socket.SOCK_STREAM
+                host, parsed.port or 443, type=socket.SOCK_STREAM
             )
         except (OSError, UnicodeError) as error:
-            return f"The host {host} does not resolve ({error})."
-        for *_, address in found:
-            if (why := self.address_refusal(ipaddress.ip_address(address[0]))) is not None:
-                return f"The host {host} resolves to {address[0]}, {why}."
-        return None
+            raise Refused(f"The host {host} does not resolve ({error}).") from None
+        addresses = [ipaddress.ip_address(address[0]) for *_, address in found]
+        for address in addresses:
+            if (why := self.address_refusal(address)) is not None:
+                raise Refused(f"The host {host} resolves to {address}, {why}.")
+        if not addresses:
+            raise Refused(f"The host {host} resolves to no address.")
+        return Target(parsed, addresses[0])
+
+    def parsed(self, url: str) -> httpx.URL:
+        """`url` read as the client reads it, if its form may be sent to."""
+        if len(url) > MAX_URL_LENGTH:
+            raise Refused(f"The URL is longer than {MAX_URL_LENGTH} characters.")
+        try:
+            parsed = httpx.URL(url)
+        except httpx.InvalidURL as error:
+            raise Refused(f"The URL does not parse ({error}).") from None
+        schemes = ("https", "http") if self.allow_http else ("https",)
+        if parsed.scheme not in schemes:
+            raise Refused(f"The URL must use {'http(s)' if self.allow_http else 'https'}.")
+        if not parsed.raw_host:
+            raise Refused("The URL names no host.")
+        if parsed.port is not None and not 0 < parsed.port <= MAX_PORT:
+            raise Refused(f"The URL's port must be from 1 to {MAX_PORT}.")
+        if parsed.userinfo:
+            raise Refused(
+                "The URL may not hold a user name or password: authenticate by the signature."
+            )
+        return parsed
 
     def address_refusal(self, address: IpAddress) -> str | None:
         """Why an address may not be sent to; None if it may."""

@@ -5,7 +5,7 @@ webhooks, a read key too; an admin key sees and manages every one."""
 import time
 from datetime import UTC, datetime
 from enum import Enum
-from typing import Any
+from typing import Annotated, Any
 
 import strawberry
 
@@ -30,6 +30,14 @@ from store import DateTime, DeliveryDoc, WebhookDoc
 MAX_WEBHOOKS_PER_KEY = 20
 MAX_FILTER_SLUGS = 100
 MAX_DESCRIPTION = 500
+
+DryRun = Annotated[
+    bool,
+    strawberry.argument(
+        description="Check the request and answer with what it would make, writing nothing: "
+        "the same refusals, no change kept, no event sent (a secret shown is not kept)."
+    ),
+]
 
 
 @strawberry.enum(description="Where a webhook delivery stands.")
@@ -215,12 +223,10 @@ class WebhookMutations:
         "API key may make its own. The signing secret is shown this once.",
     )
     async def create_webhook(
-        self, info: strawberry.Info[Context], input: CreateWebhookInput
+        self, info: strawberry.Info[Context], input: CreateWebhookInput, dry_run: DryRun = False
     ) -> WebhookSecretPayload:
         identity = _caller(info)
         store = info.context.store
-        if len(await store.webhooks(identity.name)) >= MAX_WEBHOOKS_PER_KEY:
-            raise ApiError(f"A key may have at most {MAX_WEBHOOKS_PER_KEY} webhooks.")
         await _checked_url(info, input.url, "input.url")
         _, newest = await store.change_bounds()
         secret = new_secret()
@@ -241,7 +247,11 @@ class WebhookMutations:
             lease_holder=None,
             lease_until=0.0,
         )
-        await store.insert_webhook(doc)
+        if dry_run:
+            if len(await store.webhooks(identity.name)) >= MAX_WEBHOOKS_PER_KEY:
+                raise _too_many()
+        elif not await store.insert_webhook(doc, MAX_WEBHOOKS_PER_KEY):
+            raise _too_many()
         return WebhookSecretPayload(webhook=Webhook.from_doc(doc), secret=secret)
 
     @strawberry.mutation(
@@ -249,7 +259,11 @@ class WebhookMutations:
         description="Change a webhook; `enabled: true` sends again after it was disabled.",
     )
     async def update_webhook(
-        self, info: strawberry.Info[Context], id: strawberry.ID, input: UpdateWebhookInput
+        self,
+        info: strawberry.Info[Context],
+        id: strawberry.ID,
+        input: UpdateWebhookInput,
+        dry_run: DryRun = False,
     ) -> Webhook:
         doc = await _owned(info, id)
         fields: dict[str, Any] = {}
@@ -268,7 +282,11 @@ class WebhookMutations:
             fields["description"] = _description(input.description)
         if input.enabled is not None:
             fields |= {"enabled": input.enabled, "disabled_reason": None}
-        if fields and not await info.context.store.update_webhook(doc["id"], fields):
+        if (
+            fields
+            and not dry_run
+            and not await info.context.store.update_webhook(doc["id"], fields)
+        ):
             raise _not_found(id)
         return Webhook.from_doc({**doc, **fields})  # type: ignore[typeddict-item]
 
@@ -276,10 +294,10 @@ class WebhookMutations:
         directives=[WRITE], description="Delete a webhook and its deliveries: nothing more is sent."
     )
     async def delete_webhook(
-        self, info: strawberry.Info[Context], id: strawberry.ID
+        self, info: strawberry.Info[Context], id: strawberry.ID, dry_run: DryRun = False
     ) -> DeleteWebhookPayload:
         doc = await _owned(info, id)
-        if not await info.context.store.delete_webhook(doc["id"]):
+        if not dry_run and not await info.context.store.delete_webhook(doc["id"]):
             raise _not_found(id)
         return DeleteWebhookPayload(id=id)
 
@@ -289,11 +307,13 @@ class WebhookMutations:
         "on are signed with it.",
     )
     async def rotate_webhook_secret(
-        self, info: strawberry.Info[Context], id: strawberry.ID
+        self, info: strawberry.Info[Context], id: strawberry.ID, dry_run: DryRun = False
     ) -> WebhookSecretPayload:
         doc = await _owned(info, id)
         secret = new_secret()
-        if not await info.context.store.update_webhook(doc["id"], {"secret": secret}):
+        if not dry_run and not await info.context.store.update_webhook(
+            doc["id"], {"secret": secret}
+        ):
             raise _not_found(id)
         return WebhookSecretPayload(webhook=Webhook.from_doc(doc), secret=secret)
 
@@ -302,7 +322,7 @@ class WebhookMutations:
         description="Send the webhook a test event of type `ping` (soon, while it is enabled).",
     )
     async def test_webhook(
-        self, info: strawberry.Info[Context], id: strawberry.ID
+        self, info: strawberry.Info[Context], id: strawberry.ID, dry_run: DryRun = False
     ) -> WebhookDelivery:
         doc, identity = await _owned(info, id), _caller(info)
         at = now_instant()
@@ -316,7 +336,8 @@ class WebhookMutations:
             created_at=at,
             manual=True,
         )
-        await info.context.store.save_delivery(delivery)
+        if not dry_run:
+            await info.context.store.save_delivery(delivery)
         return WebhookDelivery.from_doc(delivery)
 
     @strawberry.mutation(
@@ -324,7 +345,11 @@ class WebhookMutations:
         description="Send an event again (a delivered or given-up one), with its same id.",
     )
     async def redeliver_webhook_event(
-        self, info: strawberry.Info[Context], webhook_id: strawberry.ID, event_id: str
+        self,
+        info: strawberry.Info[Context],
+        webhook_id: strawberry.ID,
+        event_id: str,
+        dry_run: DryRun = False,
     ) -> WebhookDelivery:
         doc = await _owned(info, webhook_id)
         store = info.context.store
@@ -349,7 +374,8 @@ class WebhookMutations:
             # One the feed has passed is sent on its own; one it has not, in the feed's order.
             "manual": sequence is None or sequence <= doc["position"],
         }
-        await store.save_delivery(queued)
+        if not dry_run:
+            await store.save_delivery(queued)
         return WebhookDelivery.from_doc(queued)
 
 
@@ -370,6 +396,10 @@ async def _owned(info: strawberry.Info[Context], id: strawberry.ID) -> WebhookDo
     if doc is None or (doc["owner"] != identity.name and not identity.is_admin):
         raise _not_found(id)
     return doc
+
+
+def _too_many() -> ApiError:
+    return ApiError(f"A key may have at most {MAX_WEBHOOKS_PER_KEY} webhooks.")
 
 
 def _not_found(id: str) -> ApiError:

@@ -258,9 +258,9 @@ class ObservedStore(Store):
         with self.observe("change_bounds"):
             return await self.inner.change_bounds()
 
-    async def insert_webhook(self, doc: WebhookDoc) -> None:
+    async def insert_webhook(self, doc: WebhookDoc, most: int) -> bool:
         with self.observe("insert_webhook"):
-            await self.inner.insert_webhook(doc)
+            return await self.inner.insert_webhook(doc, most)
 
     async def webhook(self, webhook_id: str) -> WebhookDoc | None:
         with self.observe("webhook"):
@@ -299,6 +299,10 @@ class ObservedStore(Store):
     ) -> list[DeliveryDoc]:
         with self.observe("deliveries"):
             return await self.inner.deliveries(webhook_id, limit, status)
+
+    async def prune_deliveries(self, before: str) -> int:
+        with self.observe("prune_deliveries"):
+            return await self.inner.prune_deliveries(before)
 
     async def backup(self, target: Path) -> None:
         with self.observe("backup"):

@@ -258,7 +258,11 @@ class Settings(BaseSettings):
         default=3_600.0, gt=0, description="The most delay between two attempts."
     )
     webhook_timeout_seconds: float = Field(
-        default=10.0, gt=0, le=60, description="How long one delivery waits for its answer."
+        default=10.0,
+        gt=0,
+        le=60,
+        description="The deadline of one delivery attempt, all of it (resolving, connecting, "
+        "sending, reading the answer); at shutdown, the most an attempt in flight is waited for.",
     )
     webhook_lease_seconds: float = Field(
         default=60.0,
@@ -273,6 +277,12 @@ class Settings(BaseSettings):
         default=False,
         description="Allow webhooks to loopback, private, link-local and other non-public "
         "addresses (a test rig; never cloud metadata addresses).",
+    )
+    webhook_delivery_retention_seconds: float = Field(
+        default=30 * 86_400.0,
+        gt=0,
+        description="How long a webhook delivery done (delivered or given up) is kept, from "
+        "when its event was made; pending ones are kept until done.",
     )
 
     @field_validator("cors_origins", mode="before")

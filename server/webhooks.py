@@ -6,11 +6,18 @@ worker that holds the endpoint's lease (one conditional update: exactly one proc
 and a lease not renewed is taken over once it expires) reads the log after that position, with
 the endpoint's filter, and sends the changes in order: the next only once the previous was
 delivered or given up. A failed attempt is retried with exponential backoff and full jitter;
-past the retry period the endpoint is disabled with its reason (updateWebhook enables it).
+past the retry period the endpoint is disabled with its reason (updateWebhook enables it), as
+it is once the API key that made it is revoked (checked before each attempt).
+
+Each attempt checks the URL's destination again and connects to the address checked
+(schema.webhook_destinations), and has one deadline for all of it (resolving, connecting,
+sending, reading the answer). Each endpoint is served by a task of its own: a slow receiver
+holds up only its own deliveries.
 
 Every process runs a worker (server.app's lifespan); at shutdown it starts nothing new, lets
-the delivery in flight end (within its timeout) and gives its leases back, so another process
-continues at once.
+the attempts in flight end (each within its deadline; what is left then is cancelled, to be
+sent again) and gives its leases back, so another process continues at once. It also prunes
+the deliveries done (delivered or given up) past their retention.
 """
 
 import asyncio
@@ -21,13 +28,21 @@ import secrets
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import httpx
 from prometheus_client import Counter, Gauge
 from standardwebhooks import Webhook
 
-from schema import Destinations, change_body, change_filter, event_id, new_delivery
+from schema import (
+    Destinations,
+    Refused,
+    Target,
+    change_body,
+    change_filter,
+    event_id,
+    new_delivery,
+)
 from server.settings import Settings
 from store import Change, DeliveryDoc, Store, WebhookDoc
 
@@ -36,6 +51,10 @@ log = logging.getLogger("almanac.webhooks")
 POLL_SECONDS = 0.5  # how often the log is read for new changes (as the change follower does)
 BATCH = 100  # changes read from the log for an endpoint at a time
 MAX_RESPONSE_BYTES = 4096  # of a receiver's answer: read, then let go
+PRUNE_SECONDS = 600.0  # how often the deliveries past their retention are deleted
+NO_ANSWER = "No answer: the connection failed or was cut."
+"""Whatever went wrong below HTTP, in the same words: a delivery's error tells no one whether a
+port is open, closed or filtered."""
 
 DELIVERIES = Counter(
     "almanac_webhook_deliveries",
@@ -62,6 +81,7 @@ class DeliveryPolicy:
     max_backoff_seconds: float
     timeout_seconds: float
     lease_seconds: float
+    retention_seconds: float
     destinations: Destinations
 
     @classmethod
@@ -72,6 +92,7 @@ class DeliveryPolicy:
             max_backoff_seconds=settings.webhook_max_backoff_seconds,
             timeout_seconds=settings.webhook_timeout_seconds,
             lease_seconds=settings.webhook_lease_seconds,
+            retention_seconds=settings.webhook_delivery_retention_seconds,
             destinations=destinations_of(settings),
         )
 
@@ -87,6 +108,10 @@ def destinations_of(settings: Settings) -> Destinations:
     )
 
 
+class KeyRevoked(Exception):
+    """The API key that made the endpoint is no longer in force: the endpoint was disabled."""
+
+
 class DeliveryWorker:
     """This process's sender of webhook deliveries (`run` until `stop`)."""
 
@@ -96,9 +121,13 @@ class DeliveryWorker:
         self.holder = f"worker-{secrets.token_hex(6)}"
         self._stopping = asyncio.Event()
         self._held: dict[str, float] = {}  # the leases held: until when
+        self._serving: dict[str, asyncio.Task[None]] = {}  # each endpoint's task in flight
+        self._pruned_at = -PRUNE_SECONDS  # monotonic: the first round prunes
         self._client = httpx.AsyncClient(
             follow_redirects=False,  # a redirect is a failure: it could point anywhere
-            timeout=policy.timeout_seconds,
+            timeout=None,  # each attempt has one deadline for all of it (`attempt`)
+            # A connection is to an address checked for one host name: never reused for another.
+            limits=httpx.Limits(max_keepalive_connections=0),
             trust_env=False,  # no proxy from the environment: the address checked is sent to
             headers={"user-agent": "BenchmarkAlmanac-Webhooks/1"},
         )
@@ -106,16 +135,30 @@ class DeliveryWorker:
     async def run(self) -> None:
         while not self._stopping.is_set():
             try:
+                if time.monotonic() - self._pruned_at >= PRUNE_SECONDS:
+                    await self.prune()
                 await self.round()
             except Exception:
                 log.exception("Webhook deliveries failed this round; trying again")
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stopping.wait(), POLL_SECONDS)
+        await self._finish()
 
     async def stop(self) -> None:
-        """Start nothing new; after the delivery in flight (`run` returns), give the leases
-        back."""
+        """Start nothing new; `run` returns once the attempts in flight ended (each within its
+        deadline); then `close` gives the leases back."""
         self._stopping.set()
+
+    async def _finish(self) -> None:
+        """Let the endpoints' tasks end, for at most one attempt's deadline (and a second for
+        the writes after it); cancel what is left (its delivery is sent again)."""
+        serving = list(self._serving.values())
+        if not serving:
+            return
+        _, left = await asyncio.wait(serving, timeout=self.policy.timeout_seconds + 1)
+        for task in left:
+            task.cancel()
+        await asyncio.gather(*left, return_exceptions=True)
 
     async def close(self) -> None:
         for webhook_id in list(self._held):
@@ -123,19 +166,41 @@ class DeliveryWorker:
         self._held.clear()
         await self._client.aclose()
 
-    async def round(self) -> None:
-        """Send every enabled endpoint what is due, each in order, the endpoints at once."""
+    async def prune(self) -> int:
+        """Delete the deliveries done (delivered or given up) made before the retention; how
+        many were."""
+        self._pruned_at = time.monotonic()
+        before = datetime.now(UTC) - timedelta(seconds=self.policy.retention_seconds)
+        pruned = await self.store.prune_deliveries(before.strftime("%Y-%m-%dT%H:%M:%S.%fZ"))
+        if pruned:
+            log.info("Pruned %d webhook deliveries past their retention.", pruned)
+        return pruned
+
+    async def round(self) -> list[asyncio.Task[None]]:
+        """Start serving each enabled endpoint that is not being served: each in a task of its
+        own, which no other waits for. The tasks started."""
         endpoints = await self.store.webhooks()
         _, newest = await self.store.change_bounds()
         enabled = [endpoint for endpoint in endpoints if endpoint["enabled"]]
         DISABLED.set(len(endpoints) - len(enabled))
         LAG.set(max((newest - endpoint["position"] for endpoint in enabled), default=0))
-        served = await asyncio.gather(
-            *(self.serve(endpoint, newest) for endpoint in enabled), return_exceptions=True
-        )
-        for endpoint, outcome in zip(enabled, served, strict=True):
-            if isinstance(outcome, Exception):  # one endpoint's failure holds up no other
-                log.error("Webhook %s: deliveries failed: %r", endpoint["id"], outcome)
+        started = []
+        for endpoint in enabled:
+            if endpoint["id"] not in self._serving:
+                task = asyncio.create_task(self._served(endpoint, newest))
+                self._serving[endpoint["id"]] = task
+                started.append(task)
+        return started
+
+    async def _served(self, endpoint: WebhookDoc, newest: int) -> None:
+        try:
+            await self.serve(endpoint, newest)
+        except KeyRevoked:
+            pass
+        except Exception as error:  # one endpoint's failure holds up no other
+            log.error("Webhook %s: deliveries failed: %r", endpoint["id"], error)
+        finally:
+            self._serving.pop(endpoint["id"], None)
 
     async def serve(self, endpoint: WebhookDoc, newest: int) -> None:
         """Send one endpoint's due deliveries, if this worker holds (or takes) its lease. With
@@ -163,6 +228,8 @@ class DeliveryWorker:
         if not await self._lease(endpoint["id"]):
             return
         for delivery in queued:
+            if self._stopping.is_set():
+                return
             await self.attempt(endpoint, delivery)
         position = await self._send_in_order(endpoint, changes)
         whole = position is not None and len(changes) < BATCH
@@ -210,11 +277,25 @@ class DeliveryWorker:
         return position
 
     async def attempt(self, endpoint: WebhookDoc, delivery: DeliveryDoc) -> bool:
-        """One attempt, recorded; True if delivered."""
-        refusal = await self.policy.destinations.refusal(endpoint["url"])
-        code, error = (
-            (None, f"Not sent: {refusal}") if refusal else await self._post(endpoint, delivery)
-        )
+        """One attempt, recorded; True if delivered. The key that made the endpoint is checked
+        first (KeyRevoked, the endpoint disabled, if it is no longer in force), then the
+        destination, then it is sent: all of it within one deadline."""
+        if not await self._owner_in_force(endpoint["owner"]):
+            reason = (
+                f"The API key {endpoint['owner']!r} that made it was revoked: nothing is sent "
+                "for it. Make the webhook again with a key in force."
+            )
+            await self._disable(endpoint, reason)
+            raise KeyRevoked
+        timeout = self.policy.timeout_seconds
+        try:
+            async with asyncio.timeout(timeout):
+                target = await self.policy.destinations.target(endpoint["url"])
+                code, error = await self._post(target, endpoint, delivery)
+        except Refused as refused:
+            code, error = None, f"Not sent: {refused}"
+        except TimeoutError:
+            code, error = None, f"No answer within {timeout:g} s (the whole attempt's deadline)."
         now = time.time()
         attempts = delivery["attempts"] + 1
         delivered = code is not None and 200 <= code < 300
@@ -222,7 +303,7 @@ class DeliveryWorker:
             **delivery,
             "attempts": attempts,
             "response_code": code,
-            "error": None if delivered else error or f"Answered {code}.",
+            "error": None if delivered else error,
         }
         if delivered:
             done["status"], done["next_attempt_at"] = "delivered", None
@@ -231,28 +312,39 @@ class DeliveryWorker:
             done["status"], done["next_attempt_at"] = "failed", None
             DELIVERIES.labels("failed").inc()
             if not delivery["manual"]:
-                await self._disable(endpoint, done)
+                await self._disable(endpoint, self._given_up(done))
         else:
             done["next_attempt_at"] = now + self.policy.delay(attempts)
             DELIVERIES.labels("retried").inc()
         await self.store.save_delivery(done)
         return delivered
 
-    async def _disable(self, endpoint: WebhookDoc, delivery: DeliveryDoc) -> None:
-        reason = (
+    async def _owner_in_force(self, owner: str) -> bool:
+        """Whether the key called `owner` is in force (read at each attempt, so a key revoked
+        by any process stops its webhooks in every one)."""
+        keys = await self.store.api_keys()
+        return any(key["name"] == owner and key["revoked_at"] is None for key in keys)
+
+    def _given_up(self, delivery: DeliveryDoc) -> str:
+        return (
             f"Deliveries failed for {self.policy.retry_seconds:g} s (event {delivery['id']}, "
             f"{delivery['attempts']} attempts; the last: {delivery['error']}). "
             "Fix the endpoint, then enable it with updateWebhook."
         )
+
+    async def _disable(self, endpoint: WebhookDoc, reason: str) -> None:
         log.warning("Webhook %s disabled: %s", endpoint["id"], reason)
         fields = {"enabled": False, "disabled_reason": reason}
         await self.store.update_webhook(endpoint["id"], fields, self.holder)
 
-    async def _post(self, endpoint: WebhookDoc, delivery: DeliveryDoc) -> tuple[int | None, str]:
-        """Send the event, signed (Standard Webhooks); its status code (None if none came) and
-        what went wrong."""
+    async def _post(
+        self, target: Target, endpoint: WebhookDoc, delivery: DeliveryDoc
+    ) -> tuple[int | None, str]:
+        """Send the event, signed (Standard Webhooks), to the address checked; its status code
+        (None if none came) and what went wrong."""
         at = datetime.now(UTC)
         headers = {
+            "host": target.host,
             "content-type": "application/json",
             "webhook-id": delivery["id"],
             "webhook-timestamp": str(int(at.timestamp())),
@@ -262,7 +354,11 @@ class DeliveryWorker:
         }
         try:
             async with self._client.stream(
-                "POST", endpoint["url"], content=delivery["body"].encode(), headers=headers
+                "POST",
+                target.connect_url,
+                content=delivery["body"].encode(),
+                headers=headers,
+                extensions=target.extensions,
             ) as response:
                 read = 0
                 async for chunk in response.aiter_raw():
@@ -270,8 +366,8 @@ class DeliveryWorker:
                     if read >= MAX_RESPONSE_BYTES:
                         break
                 code = response.status_code
-        except httpx.HTTPError as error:
-            return None, f"{type(error).__name__}: {error or 'no answer'}"
+        except httpx.HTTPError:
+            return None, NO_ANSWER
         if response.is_redirect:
             return code, f"Answered {code}, a redirect: redirects are not followed."
         return code, f"Answered {code}."

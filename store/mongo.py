@@ -1,6 +1,7 @@
 """The store on MongoDB (through motor): every read and write, one method per round trip."""
 
 import asyncio
+import contextlib
 import logging
 import re
 from collections.abc import AsyncIterator
@@ -629,8 +630,22 @@ class MongoStore:
 
     # Webhooks: one round trip each, logging no change (`_id` is the webhook's or event's id).
 
-    async def insert_webhook(self, doc: WebhookDoc) -> None:
+    async def insert_webhook(self, doc: WebhookDoc, most: int) -> bool:
+        """The owner's count of webhooks is a counters document, taken by one conditional
+        update before the insert (made, from the webhooks stored, the first time)."""
+        owner, counter = doc["owner"], _webhook_counter(doc["owner"])
+        stored = await self.db.webhooks.count_documents({"owner": owner})
+        with contextlib.suppress(DuplicateKeyError):  # made meanwhile by another creation
+            await self.db.counters.update_one(
+                {"_id": counter}, {"$setOnInsert": {"count": stored}}, upsert=True
+            )
+        taken = await self.db.counters.update_one(
+            {"_id": counter, "count": {"$lt": most}}, {"$inc": {"count": 1}}
+        )
+        if not taken.modified_count:
+            return False
         await self.db.webhooks.insert_one({"_id": doc["id"], **doc})
+        return True
 
     async def webhook(self, webhook_id: str) -> WebhookDoc | None:
         doc: WebhookDoc | None = await self.db.webhooks.find_one({"_id": webhook_id}, NO_ID)
@@ -651,9 +666,14 @@ class MongoStore:
         return bool(result.matched_count)
 
     async def delete_webhook(self, webhook_id: str) -> bool:
-        result = await self.db.webhooks.delete_one({"_id": webhook_id})
+        doc = await self.db.webhooks.find_one_and_delete({"_id": webhook_id}, {"owner": 1})
         await self.db.webhook_deliveries.delete_many({"webhook": webhook_id})
-        return bool(result.deleted_count)
+        if doc is None:
+            return False
+        await self.db.counters.update_one(
+            {"_id": _webhook_counter(doc["owner"])}, {"$inc": {"count": -1}}
+        )
+        return True
 
     async def take_webhook_lease(
         self, webhook_id: str, holder: str, now: float, until: float
@@ -688,6 +708,12 @@ class MongoStore:
         cursor = self.db.webhook_deliveries.find(query, NO_ID)
         return list(await cursor.sort([("created_at", -1), ("_id", -1)]).limit(limit).to_list(None))
 
+    async def prune_deliveries(self, before: str) -> int:
+        result = await self.db.webhook_deliveries.delete_many(
+            {"status": {"$in": ["delivered", "failed"]}, "created_at": {"$lt": before}}
+        )
+        return int(result.deleted_count)
+
     async def backup(self, target: Path) -> None:
         raise NoOnlineBackup(
             "The almanac is on MongoDB: back it up with mongodump (docs/operations.md, Backups)."
@@ -695,6 +721,11 @@ class MongoStore:
 
     async def close(self) -> None:
         self.db.client.close()
+
+
+def _webhook_counter(owner: str) -> str:
+    """The counters document holding how many webhooks the key called `owner` has."""
+    return f"webhooks:{owner}"
 
 
 def _filter_query(where: BenchmarkFilter) -> dict[str, Any]:

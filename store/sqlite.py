@@ -830,14 +830,16 @@ class SqliteStore:
 
     # Webhooks: written in transactions of their own, logging no change.
 
-    async def insert_webhook(self, doc: WebhookDoc) -> None:
-        def write(connection: sqlite3.Connection, _: Drafts) -> None:
-            connection.execute(
-                "INSERT INTO webhooks (id, owner, doc) VALUES (?, ?, ?)",
-                (doc["id"], doc["owner"], _dumps(doc).decode()),
+    async def insert_webhook(self, doc: WebhookDoc, most: int) -> bool:
+        def write(connection: sqlite3.Connection, _: Drafts) -> bool:
+            cursor = connection.execute(  # one statement: the count and the insert together
+                "INSERT INTO webhooks (id, owner, doc) SELECT ?, ?, ? "
+                "WHERE (SELECT count(*) FROM webhooks WHERE owner = ?) < ?",
+                (doc["id"], doc["owner"], _dumps(doc).decode(), doc["owner"], most),
             )
+            return cursor.rowcount > 0
 
-        await self._write(write)
+        return await self._write(write)
 
     async def webhook(self, webhook_id: str) -> WebhookDoc | None:
         found = await self._docs("SELECT doc FROM webhooks WHERE id IN", [webhook_id])
@@ -920,6 +922,17 @@ class SqliteStore:
             return [orjson.loads(blob) for (blob,) in rows]
 
         return await self._run(read)
+
+    async def prune_deliveries(self, before: str) -> int:
+        def write(connection: sqlite3.Connection, _: Drafts) -> int:
+            cursor = connection.execute(
+                "DELETE FROM webhook_deliveries WHERE status IN ('delivered', 'failed') "
+                "AND created_at < ?",
+                (before,),
+            )
+            return cursor.rowcount
+
+        return await self._write(write)
 
     async def _docs(
         self, sql: str, values: list[str] | None, close: str = "", order: str = ""

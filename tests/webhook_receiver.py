@@ -1,5 +1,6 @@
 """A webhook receiver on loopback for the tests: a real HTTP server in a thread that verifies
-each delivery with the `standardwebhooks` package and keeps what it received."""
+each delivery with the `standardwebhooks` package and keeps what it received. It keeps a
+delivery once it has answered it, so what it kept has been answered."""
 
 import contextlib
 import http.server
@@ -20,9 +21,12 @@ class Receiver:
     failures: int = 0  # answer 500 to this many requests first
     redirect: bool = False  # answer each with a redirect to /elsewhere
     delay: float = 0.0  # seconds before each answer
+    trickle: float = 0.0  # if not 0: answer 200, then a byte of the body every this many seconds
+    burst: tuple[int, ...] = ()  # with `trickle`: first, bytes of the body in these parts
     events: list[dict[str, Any]] = field(default_factory=list)  # verified, as received
     ids: list[str] = field(default_factory=list)  # webhook-id of each verified delivery
     requests: list[str] = field(default_factory=list)  # every path asked for
+    hosts: list[str] = field(default_factory=list)  # the Host header of each request
     unverified: int = 0
 
     def wait_for(self, done: Callable[["Receiver"], bool], seconds: float = 30.0) -> None:
@@ -33,14 +37,27 @@ class Receiver:
 
 
 @contextmanager
-def webhook_receiver() -> Iterator[Receiver]:
+def webhook_receiver(host: str = "127.0.0.1", port: int = 0) -> Iterator[Receiver]:
     receiver = Receiver(url="")
+    closing = threading.Event()
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers["content-length"]))
             receiver.requests.append(self.path)
+            receiver.hosts.append(self.headers["host"])
             time.sleep(receiver.delay)
+            if receiver.trickle:
+                self.send_response(200)
+                self.send_header("content-length", "100000")
+                self.end_headers()
+                with contextlib.suppress(OSError):  # until the worker lets go
+                    for size in receiver.burst:  # a part at a time: each read apart
+                        self.wfile.write(b"x" * size)
+                        closing.wait(0.1)
+                    while not closing.wait(receiver.trickle):
+                        self.wfile.write(b"x")
+                return
             if receiver.redirect:
                 self.send_response(302)
                 self.send_header("location", "/elsewhere")
@@ -62,20 +79,21 @@ def webhook_receiver() -> Iterator[Receiver]:
                 self.send_response(400)
                 self.end_headers()
                 return
-            receiver.events.append(event)
-            receiver.ids.append(self.headers["webhook-id"])
             self.send_response(204)
             self.end_headers()
+            receiver.events.append(event)
+            receiver.ids.append(self.headers["webhook-id"])
 
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    receiver.url = f"http://127.0.0.1:{server.server_address[1]}/hook"
+    server = http.server.ThreadingHTTPServer((host, port), Handler)
+    receiver.url = f"http://{host}:{server.server_address[1]}/hook"
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
         yield receiver
     finally:
+        closing.set()
         server.shutdown()
         server.server_close()

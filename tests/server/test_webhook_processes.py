@@ -70,7 +70,11 @@ def serving(data_dir: Path) -> Iterator[Server]:
     finally:
         if process.poll() is None:
             process.terminate()
-        process.wait()
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:  # a server that does not stop is not left running
+            process.kill()
+            process.wait()
 
 
 def graphql(server: str, key: str, query: str, **variables: str) -> dict[str, object]:
@@ -146,3 +150,16 @@ def test_two_processes_send_each_event_once(tmp_path: Path, receiver: Receiver) 
     assert [d["status"] for d in data["nodes"][0]["deliveries"]] == ["DELIVERED"] * 8
     assert first_seen(receiver) == slugs
     assert len(receiver.ids) == len(set(receiver.ids)) == 8  # each sent once
+
+
+def test_a_slow_receiver_does_not_hold_up_shutdown(tmp_path: Path, receiver: Receiver) -> None:
+    """A receiver answering a byte at a time (each within any read timeout) is cut off at the
+    attempt's deadline (1.5 s here): SIGTERM stops the server within it."""
+    receiver.trickle = 0.1
+    with serving(tmp_path) as server:
+        key = (tmp_path / ADMIN_KEY_FILE).read_text().strip()
+        subscribe(server.url, key, receiver)
+        record_labs(server.url, key, 1)
+        receiver.wait_for(lambda r: len(r.requests) >= 1)  # an attempt in flight
+        server.process.send_signal(signal.SIGTERM)
+        server.process.wait(timeout=30)  # Uvicorn ends by raising the signal again

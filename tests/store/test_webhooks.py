@@ -1,5 +1,8 @@
 """The store's webhooks, on both stores: a lease held by one worker at a time and taken over
-once it expires, writes conditional on the lease, deliveries newest first."""
+once it expires, writes conditional on the lease, deliveries newest first, the most webhooks a
+key has kept under concurrent inserts, the deliveries done pruned."""
+
+import asyncio
 
 from schema.webhook_events import new_delivery
 from store import WebhookDoc
@@ -27,7 +30,7 @@ def endpoint(webhook_id: str, owner: str = "partner") -> WebhookDoc:
 
 
 async def test_one_worker_holds_a_lease_until_it_expires(store: Store) -> None:
-    await store.insert_webhook(endpoint("wh_1"))
+    assert await store.insert_webhook(endpoint("wh_1"), 20)
     assert await store.take_webhook_lease("wh_1", "a", now=100.0, until=130.0)
     assert not await store.take_webhook_lease("wh_1", "b", now=110.0, until=140.0)
     assert await store.take_webhook_lease("wh_1", "a", now=120.0, until=150.0)  # renewed
@@ -41,7 +44,7 @@ async def test_one_worker_holds_a_lease_until_it_expires(store: Store) -> None:
 
 
 async def test_a_disabled_webhook_is_leased_to_no_one(store: Store) -> None:
-    await store.insert_webhook(endpoint("wh_1"))
+    assert await store.insert_webhook(endpoint("wh_1"), 20)
     assert await store.update_webhook("wh_1", {"enabled": False, "disabled_reason": "failing"})
     assert not await store.take_webhook_lease("wh_1", "a", now=100.0, until=130.0)
     assert not await store.take_webhook_lease("wh_2", "a", now=100.0, until=130.0)
@@ -49,7 +52,7 @@ async def test_a_disabled_webhook_is_leased_to_no_one(store: Store) -> None:
 
 async def test_webhooks_by_owner_and_deliveries_newest_first(store: Store) -> None:
     for webhook_id, owner in (("wh_1", "partner"), ("wh_2", "other"), ("wh_3", "partner")):
-        await store.insert_webhook(endpoint(webhook_id, owner))
+        assert await store.insert_webhook(endpoint(webhook_id, owner), 20)
     assert [doc["id"] for doc in await store.webhooks("partner")] == ["wh_1", "wh_3"]
     assert len(await store.webhooks()) == 3
     for sequence in (1, 2, 3):
@@ -75,3 +78,33 @@ async def test_webhooks_by_owner_and_deliveries_newest_first(store: Store) -> No
     assert await store.deliveries("wh_1", 10) == []
     assert await store.webhook("wh_1") is None
     assert not await store.delete_webhook("wh_1")
+
+
+async def test_concurrent_inserts_keep_to_the_most_an_owner_has(store: Store) -> None:
+    made = await asyncio.gather(
+        *(store.insert_webhook(endpoint(f"wh_{number}"), 20) for number in range(60))
+    )
+    assert made.count(True) == 20
+    assert len(await store.webhooks("partner")) == 20
+    assert await store.insert_webhook(endpoint("wh_other", "other"), 20)  # by owner
+    assert await store.delete_webhook("wh_0")  # a place freed is taken again
+    assert await store.insert_webhook(endpoint("wh_again"), 20)
+    assert not await store.insert_webhook(endpoint("wh_past"), 20)
+
+
+async def test_deliveries_done_before_an_instant_are_pruned(store: Store) -> None:
+    assert await store.insert_webhook(endpoint("wh_1"), 20)
+    for day, status in ((1, "delivered"), (2, "failed"), (3, "pending"), (5, "delivered")):
+        doc = new_delivery(
+            "wh_1",
+            f"msg_{day}",
+            sequence=day,
+            kind="lab_created",
+            body="{}",
+            created_at=f"2026-12-0{day}T00:00:00.000000Z",
+            manual=False,
+        )
+        await store.save_delivery({**doc, "status": status})
+    assert await store.prune_deliveries("2026-12-04T00:00:00.000000Z") == 2
+    kept = await store.deliveries("wh_1", 10)
+    assert [doc["id"] for doc in kept] == ["msg_5", "msg_3"]
