@@ -2,7 +2,6 @@
 checked on a SYNTHETIC almanac where one model is listed on 2,000 leaderboards."""
 
 from datetime import UTC, datetime
-from typing import Any
 
 import httpx
 import pytest
@@ -15,6 +14,7 @@ from resolvers.tracking import index_by_key
 from server.settings import Settings
 from store.queries import Collection, Store
 from tests.conftest import GraphQLClient
+from tests.request_limits.test_cost import objects_in
 
 BENCHMARKS = 2_000
 MODEL = "synthetic-model-0"
@@ -44,15 +44,6 @@ async def synthetic(store: Store) -> Store:
         docs.append(doc)
     await store.insert_many(Collection.BENCHMARKS, docs)  # in one batch: quicker than an import
     return store
-
-
-def objects_in(value: Any) -> int:
-    """How many JSON objects `value` holds, itself included."""
-    if isinstance(value, dict):
-        return 1 + sum(objects_in(item) for item in value.values())
-    if isinstance(value, list):
-        return sum(objects_in(item) for item in value)
-    return 0
 
 
 @pytest.fixture
