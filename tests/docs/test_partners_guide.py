@@ -40,6 +40,9 @@ def test_the_variables_the_examples_read_are_no_settings(live_server: dict[str, 
     read = set(re.findall(r"\$\{?([A-Z][A-Z0-9_]*)", code))
     read |= set(re.findall(r"os\.environ\[[\"']([A-Z][A-Z0-9_]*)", code))
     assert set(live_server) <= read
+    every_block = "\n".join(block.code for block in blocks(GUIDE))  # the JavaScript ones too
+    read |= set(re.findall(r"process\.env\.([A-Z][A-Z0-9_]*)", every_block))
+    read |= set(re.findall(r"os\.environ(?:\.get\(|\[)[\"']([A-Z][A-Z0-9_]*)", every_block))
     assert [name for name in read if name.startswith(PREFIX)] == []
 
 
