@@ -15,6 +15,7 @@ and one that stops reading is let go (server.slow_subscribers).
 
 import asyncio
 import contextlib
+import logging
 from collections import Counter
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any, Protocol, cast
@@ -43,6 +44,8 @@ from server.admission import SUBSCRIPTIONS, Gate
 from server.charges import client_of
 from server.slow_subscribers import CLOSE_CODE, TooSlowToRead, close_reason, report_too_slow
 from server.subscription_slots import AllTaken, Slots
+
+log = logging.getLogger("almanac.subscriptions")
 
 HEARTBEAT_SECONDS = 15.0
 """How often a WebSocket is pinged (graphql-transport-ws `ping`): idle connections stay open
@@ -124,6 +127,8 @@ class Subscriptions:
                     yield shown_to_client(result)
             finally:
                 watching.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await watching
             if revoked:
                 yield ExecutionResult(data=None, errors=[revoked[0].as_graphql_error()])
 
@@ -137,7 +142,18 @@ class Subscriptions:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(self.key_check_seconds):
                     await self.closing.wait()
-            if not self.closing.is_set() and (refusal := await still_valid()) is not None:
+            if self.closing.is_set():
+                break
+            try:
+                refusal = await still_valid()
+            except Exception:  # the store not answering: the key is read again next time
+                log.warning(
+                    "An open subscription's API key could not be read; trying again in %g s.",
+                    self.key_check_seconds,
+                    exc_info=True,
+                )
+                continue
+            if refusal is not None:
                 revoked.append(refusal)
                 break
         ending.set()

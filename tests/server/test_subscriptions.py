@@ -12,7 +12,7 @@ import signal
 import socket
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ from starlette.applications import Starlette
 from starlette.routing import WebSocketRoute
 from websockets import Subprotocol
 
+from api_errors import ApiError, ErrorCode
 from schema.changes import encode_change_cursor
 from server import subscriptions
 from server.api_keys import create_key
@@ -36,7 +37,7 @@ from server.app import create_app
 from server.charges import MINIMUM
 from server.graphql_view import AlmanacGraphQL
 from server.settings import Settings
-from server.subscription_slots import LEASE_SECONDS
+from server.subscription_slots import LEASE_SECONDS, LocalSlots
 from store.queries import Store
 from tests.conftest import almanac_process, free_port, live_almanac
 from tests.server.test_cli_import import almanac
@@ -531,3 +532,39 @@ async def test_a_redis_outage_counts_subscriptions_in_each_process(
     assert len(said) == 2  # once in each process
     assert all("Redis failed" in message for message in said)
     assert all("counted in this process" in message for message in said)
+
+
+UNAUTHENTICATED = ApiError("This API key was revoked.", code=ErrorCode.UNAUTHENTICATED)
+
+
+async def test_a_key_that_cannot_be_read_is_read_again_not_dropped(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The store not answering a key check leaves the stream open, says so, and checks again:
+    a revocation found then still ends it."""
+    opened = subscriptions.Subscriptions(
+        per_key=1,
+        anonymous=1,
+        send_timeout=10,
+        slots=LocalSlots(),
+        key_check_seconds=0.01,
+        idle_seconds=60,
+    )
+    answers: list[OSError | ApiError | None] = [OSError("store down"), None, UNAUTHENTICATED]
+
+    async def still_valid() -> ApiError | None:
+        answer = answers.pop(0) if answers else UNAUTHENTICATED
+        if isinstance(answer, OSError):
+            raise answer
+        return answer
+
+    async def never_ends() -> AsyncGenerator[str, None]:
+        await asyncio.Event().wait()
+        yield "never"
+
+    stream = opened.stream("key:one", True, never_ends(), still_valid)
+    async with asyncio.timeout(60):
+        last = [result async for result in stream][-1]
+    assert last.errors[0].message == UNAUTHENTICATED.message
+    assert answers == []  # read three times: the failure, still valid, revoked
+    assert "could not be read" in caplog.text
