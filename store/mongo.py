@@ -644,7 +644,11 @@ class MongoStore:
         )
         if not taken.modified_count:
             return False
-        await self.db.webhooks.insert_one({"_id": doc["id"], **doc})
+        try:
+            await self.db.webhooks.insert_one({"_id": doc["id"], **doc})
+        except BaseException:  # not made: its place is given back, or the key loses it for good
+            await self.db.counters.update_one({"_id": counter}, {"$inc": {"count": -1}})
+            raise
         return True
 
     async def webhook(self, webhook_id: str) -> WebhookDoc | None:

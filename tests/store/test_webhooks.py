@@ -4,6 +4,8 @@ key has kept under concurrent inserts, the deliveries done pruned."""
 
 import asyncio
 
+import pytest
+
 from schema.webhook_events import new_delivery
 from store import WebhookDoc
 from store.queries import Store
@@ -108,3 +110,11 @@ async def test_deliveries_done_before_an_instant_are_pruned(store: Store) -> Non
     assert await store.prune_deliveries("2026-12-04T00:00:00.000000Z") == 2
     kept = await store.deliveries("wh_1", 10)
     assert [doc["id"] for doc in kept] == ["msg_5", "msg_3"]
+
+
+async def test_a_webhook_not_stored_gives_its_place_back(store: Store) -> None:
+    assert await store.insert_webhook(endpoint("wh_1"), 2)
+    with pytest.raises(Exception):  # noqa: B017, PT011  # each store's own refusal of the id
+        await store.insert_webhook(endpoint("wh_1"), 2)
+    assert await store.insert_webhook(endpoint("wh_2"), 2)  # the place the failure took is back
+    assert not await store.insert_webhook(endpoint("wh_3"), 2)
