@@ -34,6 +34,7 @@ from strawberry.types.execution import PreExecutionError
 from api_errors import ApiError, ErrorCode
 from request_limits import selected_operation
 from schema import Context, known_document
+from server.body_limit import text_over
 from server.charges import Charges
 from server.operations import OperationText
 from server.settings import Settings
@@ -78,8 +79,7 @@ class Gate:
     async def text(self, context: Context, data: GraphQLRequestData) -> str:
         """Steps 1 and 2: the operation's text, within the size limit, sent or persisted (and
         trusted). All the warm path (a kept answer) needs: its text was admitted before."""
-        if data.query is not None and len(data.query) > self.settings.max_body_bytes:
-            # Characters: each at least a byte, so this never lets a larger text through.
+        if data.query is not None and text_over(self.settings.max_body_bytes, data.query):
             raise ApiError(
                 f"The document is longer than {self.settings.max_body_bytes} bytes, the most "
                 "this API accepts.",

@@ -43,3 +43,11 @@ def limited(receive: Receive, limit: int) -> Receive:
         return message
 
     return receive_within_limit
+
+
+def text_over(limit: int, text: str) -> bool:
+    """Whether `text` is over `limit` bytes in UTF-8: counted in characters first (a character
+    is one to four bytes), so a text that surely fits is not encoded to be measured."""
+    if len(text) > limit:
+        return True
+    return len(text) * 4 > limit and len(text.encode()) > limit

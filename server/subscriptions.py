@@ -41,6 +41,7 @@ from strawberry.types.execution import PreExecutionError
 from api_errors import ApiError, ErrorCode, client_facing
 from schema import Context, Identity
 from server.admission import SUBSCRIPTIONS, Gate
+from server.body_limit import text_over
 from server.charges import client_of
 from server.slow_subscribers import CLOSE_CODE, TooSlowToRead, close_reason, report_too_slow
 from server.subscription_slots import AllTaken, Slots
@@ -219,7 +220,7 @@ class TextWebSocketAdapter(ASGIWebSocketAdapter):
             text = message.get("text")
             if text is None:
                 raise NonTextMessageReceived
-            if len(text) > limit:  # characters: each at least a byte
+            if text_over(limit, text):
                 await self.close(TOO_BIG, f"A message holds at most {limit} bytes.")
                 return
             try:

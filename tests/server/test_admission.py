@@ -91,7 +91,8 @@ async def skipping_messages(connection: ClientConnection) -> None:
 
 
 def subscribe(query: str | None = SUBSCRIBE, id: str = "1", **payload: Any) -> str:
-    return json.dumps({"type": "subscribe", "id": id, "payload": {"query": query, **payload}})
+    message = {"type": "subscribe", "id": id, "payload": {"query": query, **payload}}
+    return json.dumps(message, ensure_ascii=False)  # sent as UTF-8, as a client sends it
 
 
 def view_of(app: Starlette) -> AlmanacGraphQL:
@@ -104,11 +105,18 @@ def points_charged() -> float:
     return REGISTRY.get_sample_value(COST_POINTS) or 0.0
 
 
-async def test_a_message_over_the_body_limit_is_refused_before_it_is_decoded(served: str) -> None:
+@pytest.mark.parametrize(
+    "padding",
+    [" " * 200_000, "# " + "é" * 60_000],  # bytes: 200,000; 120,000 in 60,000 characters
+    ids=["ascii", "two-byte characters"],
+)
+async def test_a_message_over_the_body_limit_is_refused_before_it_is_decoded(
+    served: str, padding: str
+) -> None:
     # Uvicorn's own limit (16 MiB) is left as it is here: the app holds messages to its own.
     async with connected(served, max_size=None) as connection:
         await initialised(connection)
-        await connection.send(subscribe("subscription { changes { sequence } " + " " * 200_000))
+        await connection.send(subscribe("subscription { changes { sequence } " + padding))
         code, reason = await closed_with(connection)
     assert code == 1009
     assert "at most 100000 bytes" in reason
