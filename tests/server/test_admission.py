@@ -404,4 +404,6 @@ def test_a_16_mb_compressed_message_is_refused_without_stalling_the_server() -> 
         grown_mb = (peak_rss_kb(served.process.pid) - before) / 1024
     assert code == 1009
     assert grown_mb < 50, f"the server's memory grew {grown_mb:.0f} MB"
-    assert slowest[0] < 0.5, f"/healthz took {slowest[0]:.2f} s"
+    # A stall of seconds is the defect (18.6 s before): measured, /healthz's slowest answer
+    # here is some 0.01 s (docs/performance.md), far below this bound on a loaded machine.
+    assert slowest[0] < 5, f"/healthz took {slowest[0]:.2f} s"
