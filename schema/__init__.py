@@ -7,7 +7,7 @@ from schema.almanac import AlmanacSchema, almanac_schema, schema
 from schema.changes import encode_change_cursor
 from schema.context import Context, new_context
 from schema.extensions.answer_reuse import kept_answer
-from schema.extensions.document_checks import known_document
+from schema.extensions.document_checks import known_document, parsed_or_refused
 from schema.extensions.metering import LIST_SIZES, published_types
 from schema.extensions.services import (
     CachedAnswer,
@@ -50,6 +50,7 @@ __all__ = [
     "new_context",
     "new_delivery",
     "operation_key",
+    "parsed_or_refused",
     "published_sdl",
     "published_types",
     "schema",

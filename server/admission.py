@@ -26,14 +26,14 @@ import contextlib
 from collections.abc import AsyncGenerator
 from typing import Any
 
-from graphql import GraphQLError, OperationType
+from graphql import OperationType
 from starlette.requests import HTTPConnection
 from strawberry.http import GraphQLRequestData
 from strawberry.types.execution import PreExecutionError
 
 from api_errors import ApiError, ErrorCode
 from request_limits import selected_operation
-from schema import Context, known_document
+from schema import Context, known_document, parsed_or_refused
 from server.body_limit import text_over
 from server.charges import Charges
 from server.operations import OperationText
@@ -99,16 +99,8 @@ class Gate:
         `GraphQLError`). `authorization` is a connection's key, checked again here; a
         request's was checked as it began."""
         text = await self.text(context, data)
-        known = known_document(self.services.graphql, text)
-        if isinstance(known.parsed, GraphQLError):
-            error = known.parsed  # a copy raised: the kept one must not hold this traceback
-            raise GraphQLError(
-                error.message,
-                source=error.source,
-                positions=error.positions,
-                extensions=error.extensions,
-            )
-        operation = selected_operation(known.parsed, data.operation_name)
+        document = parsed_or_refused(known_document(self.services.graphql, text))
+        operation = selected_operation(document, data.operation_name)
         if operation.operation not in carried:
             raise not_carried(carried, operation.operation)
         if authorization is not None and (

@@ -43,20 +43,12 @@ class DocumentChecks(SchemaExtension):
         text = self.execution_context.query
         if services is not None and text is not None:
             self.known = known = known_document(services, text)
-            if isinstance(known.parsed, GraphQLError):
-                error = known.parsed
-                raise GraphQLError(
-                    error.message,
-                    source=error.source,
-                    positions=error.positions,
-                    extensions=error.extensions,
-                )
-            self.execution_context.graphql_document = known.parsed
+            self.execution_context.graphql_document = document = parsed_or_refused(known)
             if (key := operation_of(self.execution_context)) is not None:
                 # The operation priced is the one that runs: a document that does not say
                 # which is refused now, before anything is priced or run.
                 try:
-                    selected_operation(known.parsed, key[1])
+                    selected_operation(document, key[1])
                 except ApiError as refusal:
                     raise refusal.as_graphql_error() from None
         yield
@@ -98,6 +90,20 @@ def known_document(services: Services, text: str) -> KnownDocument:
         known = _parsed(text, services.document_limits)
         services.documents.put(text, known)
     return known
+
+
+def parsed_or_refused(known: KnownDocument) -> DocumentNode:
+    """The document `known` holds, parsed; or its parser's refusal raised afresh (a copy: the
+    one kept must not hold a request's traceback)."""
+    if isinstance(known.parsed, GraphQLError):
+        error = known.parsed
+        raise GraphQLError(
+            error.message,
+            source=error.source,
+            positions=error.positions,
+            extensions=error.extensions,
+        )
+    return known.parsed
 
 
 def _parsed(text: str, limits: DocumentLimits) -> KnownDocument:
