@@ -19,7 +19,15 @@ METADATA_ADDRESSES = frozenset(
     {ipaddress.ip_address("169.254.169.254"), ipaddress.ip_address("fd00:ec2::254")}
 )
 """The clouds' instance metadata services (credentials live there): refused even when private
-addresses are allowed."""
+addresses are allowed, as is every link-local address (169.254.0.0/16, fe80::/10), where the
+others live (169.254.170.2, say)."""
+ENDING_IN_IPV4 = (
+    ipaddress.ip_network("64:ff9b::/96"),  # NAT64's well-known prefix (RFC 6052)
+    ipaddress.ip_network("::ffff:0:0:0/96"),  # IPv4-translated
+    ipaddress.ip_network("::/96"),  # IPv4-compatible (deprecated; `::` and `::1` are their own)
+)
+"""IPv6 prefixes whose addresses reach the IPv4 address they end with. (NAT64's local-use
+64:ff9b:1::/48 places it otherwise, and is refused as non-public.)"""
 MAX_URL_LENGTH = 2048
 MAX_PORT = 65_535
 
@@ -81,7 +89,9 @@ class Destinations:
         addresses = [ipaddress.ip_address(address[0]) for *_, address in found]
         for address in addresses:
             if (why := self.address_refusal(address)) is not None:
-                raise Refused(f"The host {host} resolves to {address}, {why}.")
+                # The address itself is not told: a refusal must not look up the operator's
+                # names for whoever asks (a literal address is its own host).
+                raise Refused(f"The host {host} resolves to {why}.")
         if not addresses:
             raise Refused(f"The host {host} resolves to no address.")
         return Target(parsed, addresses[0])
@@ -109,20 +119,33 @@ class Destinations:
 
     def address_refusal(self, address: IpAddress) -> str | None:
         """Why an address may not be sent to; None if it may."""
-        if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-            address = address.ipv4_mapped
-        if address in METADATA_ADDRESSES:
-            return "a cloud metadata address: webhooks are never sent there"
+        address = reached(address)
+        if address in METADATA_ADDRESSES or address.is_link_local:
+            return "a cloud metadata or link-local address: webhooks are never sent there"
         if self.allow_private:
             return None
+        site_local = isinstance(address, ipaddress.IPv6Address) and address.is_site_local
         for kind, holds in (
             ("loopback", address.is_loopback),
-            ("link-local", address.is_link_local),
             ("multicast", address.is_multicast),
-            ("private", address.is_private),
+            ("private", address.is_private or site_local),
             ("reserved", address.is_reserved or address.is_unspecified),
             ("non-public", not address.is_global),
         ):
             if holds:
                 return f"a {kind} address: webhooks are sent only to public addresses"
         return None
+
+
+def reached(address: IpAddress) -> IpAddress:
+    """The address a connection to `address` reaches: the IPv4 address an IPv6 one carries
+    (IPv4-mapped, 6to4, NAT64, IPv4-compatible or -translated), else `address` itself."""
+    if isinstance(address, ipaddress.IPv4Address):
+        return address
+    if address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    if address.sixtofour is not None:
+        return address.sixtofour
+    if int(address) > 1 and any(address in network for network in ENDING_IN_IPV4):
+        return ipaddress.IPv4Address(int(address) & 0xFFFF_FFFF)
+    return address

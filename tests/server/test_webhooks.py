@@ -262,8 +262,8 @@ async def test_keys_see_their_own_webhooks_and_admins_all(
         ("https://10.1.2.3/hook", {}, "a private address"),
         ("https://[::1]/hook", {}, "a loopback address"),
         ("https://[::ffff:192.168.0.1]/hook", {}, "a private address"),
-        ("https://169.254.169.254/latest", LOOPBACK, "a cloud metadata address"),
-        ("https://[fd00:ec2::254]/latest", LOOPBACK, "a cloud metadata address"),
+        ("https://169.254.169.254/latest", LOOPBACK, "a cloud metadata or link-local address"),
+        ("https://[fd00:ec2::254]/latest", LOOPBACK, "a cloud metadata or link-local address"),
         ("https://user:pw@example.com/hook", {}, "user name or password"),
         ("ftp://example.com/hook", {}, "must use https"),
     ],
@@ -339,7 +339,7 @@ async def test_a_host_is_resolved_as_the_client_encodes_it(
     async with http_client(app) as http:
         partner = GraphQLClient(http, await create_key(store, "partner", "read"))
         refused = await partner(CREATE, input={"url": url})
-    assert "resolves to 127.0.0.1, a loopback address" in refused["errors"][0]["message"]
+    assert "resolves to a loopback address" in refused["errors"][0]["message"]
     # Made where loopback is allowed, then sent by a strict worker: refused at the attempt.
     webhook_id = (await admin.data(CREATE, input={"url": url}))["createWebhook"]["webhook"]["id"]
     worker = DeliveryWorker(store, DeliveryPolicy.of(Settings(**STRICT)))  # type: ignore[arg-type]
@@ -348,7 +348,7 @@ async def test_a_host_is_resolved_as_the_client_encodes_it(
     await worker.close()
     [delivery] = await store.deliveries(webhook_id, 10)
     assert delivery["error"] is not None
-    assert "xn--strae-oqa.test resolves to 127.0.0.1, a loopback address" in delivery["error"]
+    assert "xn--strae-oqa.test resolves to a loopback address" in delivery["error"]
     assert receiver.requests == []
 
 
