@@ -29,7 +29,7 @@ from schema.derived import (
     names_of,
     scores_over_time,
 )
-from schema.directives import RECOMPUTED, at_most, page_of, sliced_by
+from schema.directives import COMPUTED, RECOMPUTED, at_most, page_of, sliced_by
 from schema.enums import (
     AnswerFormat,
     Kind,
@@ -129,17 +129,19 @@ class Source:
 ReportedBy = Annotated[
     list[SourceKind] | None,
     strawberry.argument(
+        directives=[RECOMPUTED],
         description=(
             "Only scores reported by one of these kinds (`LeaderboardRow.reportedBy`); a score "
             "whose reporter is unknown is left out. Ranks, ranges and leaders are those of "
             "the rows kept."
-        )
+        ),
     ),
 ]
 ExcludeSelfReported = Annotated[
     bool | None,
     strawberry.argument(
-        description="True: leave out scores known to be self-reported (`selfReported: true`)."
+        directives=[RECOMPUTED],
+        description="True: leave out scores known to be self-reported (`selfReported: true`).",
     ),
 ]
 
@@ -510,22 +512,28 @@ class Benchmark(SlugNode, Revised):
             return self._with_whole(lambda: self.derived.tracked_leader)
         return self._on(as_of, lambda board: self._row(board, rules.tracked_leader(board.rows)))
 
-    @strawberry.field(description="How many rows the leaderboard has (one per model).")
+    @strawberry.field(
+        directives=[COMPUTED], description="How many rows the leaderboard has (one per model)."
+    )
     def entry_count(self, as_of: AsOf = None) -> int:
         return self._on(as_of, lambda board: len(board.rows))
 
-    @strawberry.field(description="How many leaderboard rows are models we track.")
+    @strawberry.field(
+        directives=[COMPUTED], description="How many leaderboard rows are models we track."
+    )
     def tracked_model_count(self) -> int:
         return self._with_whole(lambda: self.derived.tracked_model_count)
 
     @strawberry.field(
-        description="Of the tracked models on the leaderboard, the best on the capability index."
+        directives=[COMPUTED],
+        description="Of the tracked models on the leaderboard, the best on the capability index.",
     )
     def strongest_model_tested(self) -> Model | None:
         return self._with_whole(lambda: self.derived.strongest_model_tested)
 
     @strawberry.field(
-        description="Of the tracked models on the leaderboard, the newest by release month."
+        directives=[COMPUTED],
+        description="Of the tracked models on the leaderboard, the newest by release month.",
     )
     def last_model_added(self) -> Model | None:
         return self._with_whole(lambda: self.derived.last_model_added)
@@ -541,6 +549,8 @@ class Benchmark(SlugNode, Revised):
     )
     def scores_over_time(self, last: SliceArgument = DEFAULT_SCORE_POINTS) -> list[ScorePoint]:
         count = slice_size("last", last)
+        if count == 0:  # priced as none: computed as none
+            return []
         if self.history_tracked:
             points = scores_over_time(self.whole, self.tracked, self._kept())
             return points[len(points) - count :]
@@ -673,6 +683,8 @@ class Benchmark(SlugNode, Revised):
         `trackedLeaders` answer. The whole leaderboard now is the derived one, kept: `kept`
         takes the same rows from it."""
         size = slice_size("first", first)
+        if size == 0:  # priced as none: computed as none
+            return []
         only = _report_filter(reported_by, exclude_self_reported)
         if as_of is None and only.everything:
             return self._with_whole(lambda: kept(self.derived)[:size])

@@ -56,6 +56,9 @@ def at_most(size: int) -> ListSize:
 
 WRITE = Cost(weight="10")
 """A mutation's weight: its write."""
+COMPUTED = Cost(weight="10")
+"""A field computed from the whole leaderboard or its history each time it is asked (an alias
+asks again; on a catalog row it loads the whole benchmark): about what ten rows of it read."""
 RECOMPUTED = Cost(weight="100")
 """What an argument that makes its field compute a leaderboard anew (`asOf`), instead of read
 the one kept, adds: as much as the 100 rows a leaderboard returns unless asked otherwise."""

@@ -120,7 +120,7 @@ async def test_fields_past_the_summary_load_the_whole_documents_once(
     # Every row (the bundled almanac holds 11), each priced for its `asOf` recomputation: a
     # key's budget holds the catalog and its pages.
     graphql = admin
-    rows = (await graphql.data(f"{{ benchmarks(first: 30) {{ nodes {{ {MORE} }} }} }}"))[
+    rows = (await graphql.data(f"{{ benchmarks(first: 11) {{ nodes {{ {MORE} }} }} }}"))[
         "benchmarks"
     ]["nodes"]
     assert calls["benchmarks_by_slugs"] == 1  # every row's document in one call

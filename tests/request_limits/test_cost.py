@@ -31,6 +31,7 @@ LEADERBOARD = 100  # Benchmark.leaderboard's default `first`
 CATEGORIES = MAX_CATEGORIES  # Query.categories' @listSize(assumedSize:)
 WRITE = 10  # a mutation's @cost(weight:)
 RECOMPUTED = 100  # `asOf`'s @cost(weight:)
+COMPUTED = 10  # a count or model computed from the whole leaderboard: its @cost(weight:)
 
 
 def cost(text: str, operation: str | None = None, **variables: Any) -> int:
@@ -331,12 +332,29 @@ def test_aliased_introspection_costs_each_alias() -> None:
 
 
 def test_an_argument_that_computes_carries_its_cost() -> None:
-    """`asOf` makes a field compute the leaderboard of a day anew: its `@cost` counts once."""
-    assert cost('{ benchmark(slug: "x") { entryCount } }') == 1
-    assert cost('{ benchmark(slug: "x") { entryCount(asOf: null) } }') == 1
-    assert cost('{ benchmark(slug: "x") { entryCount(asOf: "2026-01-01") } }') == 1 + RECOMPUTED
+    """`asOf` makes a field compute the leaderboard of a day anew: its `@cost` counts once; a
+    count computed from the whole leaderboard weighs its own."""
+    assert cost('{ benchmark(slug: "x") { entryCount } }') == 1 + COMPUTED
+    assert cost('{ benchmark(slug: "x") { entryCount(asOf: null) } }') == 1 + COMPUTED
+    text = '{ benchmark(slug: "x") { entryCount(asOf: "2026-01-01") } }'
+    assert cost(text) == 1 + COMPUTED + RECOMPUTED
     text = '{ benchmark(slug: "x") { leaderboard(first: 3, asOf: "2026-01-01") { score } } }'
     assert cost(text) == 1 + RECOMPUTED + 3
+    for argument in ("reportedBy: [THIRD_PARTY]", "excludeSelfReported: true"):
+        text = f'{{ benchmark(slug: "x") {{ leaders(first: 2, {argument}) {{ score }} }} }}'
+        assert cost(text) == 1 + RECOMPUTED + 2
+
+
+@pytest.mark.parametrize(
+    "field",
+    ["entryCount", "trackedModelCount", "strongestModelTested { slug }", "lastModelAdded { slug }"],
+)
+def test_a_field_computed_from_the_whole_leaderboard_weighs_each_time_it_is_asked(
+    field: str,
+) -> None:
+    aliased = " ".join(f"a{number}: {field}" for number in range(28))
+    text = f"{{ benchmarks(first: 100) {{ nodes {{ {aliased} }} }} }}"
+    assert cost(text) == 1 + 100 * (1 + 28 * COMPUTED)  # 28,101: over the maximum, refused
     text = 'query($d: Date) { benchmark(slug: "x") { leader(asOf: $d) { score } } }'
     assert cost(text) == 1 + 1
     assert cost(text, d="2026-01-01") == 1 + RECOMPUTED + 1
