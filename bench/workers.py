@@ -38,7 +38,9 @@ import httpx
 from bench.run import HOST, ROOT, SLUG, UNREFUSING_BUDGET, contract_query, free_port, post_script
 
 TICKS = os.sysconf("SC_CLK_TCK")
-PROCESS_PREFIX = 16  # hex characters of an X-Request-ID that name the process (server.logs)
+PROCESS_PREFIX = (
+    16  # hex characters of an X-Request-ID that name the process (server.observability.logs)
+)
 READ = {"query": f'{{ benchmark(slug: "{SLUG}") {{ description }} }}'}
 DESCRIBE = (
     "mutation($text: String!) { "

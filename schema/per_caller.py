@@ -1,7 +1,7 @@
 """What answers with the caller's own: its budget, its webhooks and their deliveries.
 
 Such an answer is never another request's (schema.extensions.answer_reuse keeps none of them)
-nor shared by a cache in front (server.graphql_response). It is marked here once, as schema
+nor shared by a cache in front (server.graphql.response). It is marked here once, as schema
 coordinates, and found by a type-aware walk of the operation (graphql-core's TypeInfo), through
 aliases, inline and named fragments and abstract types: a field of the caller's own anywhere in
 the operation makes the whole answer the caller's own.

@@ -7,7 +7,7 @@ store's follower reads it), and reads again; a few seconds' timeout is the backs
 is the only buffer: a slow subscriber is a cursor behind, never a queue in memory.
 
 Each event costs what the subscription's selection costs, priced once by the request's
-`Meter` as the subscription is admitted (server.admission; the Metering extension prices and
+`Meter` as the subscription is admitted (server.graphql.admission; the Metering extension prices and
 charges it as any operation, so starting one costs one event) and paid before it is sent; a
 subscriber whose budget cannot pay is told so (THROTTLED) and the subscription ends.
 """

@@ -29,14 +29,19 @@ from request_limits import Budgets, LocalBudgets, RedisBudgets
 from schema import Services, almanac_schema
 from server.api_keys import ADMIN_KEY_FILE, EMBEDDED_ADMIN_KEY_NAME, kept_key
 from server.charges import Charges
-from server.downloads import Downloads
 from server.errors import http_error
-from server.feeds import Feeds
-from server.front_door import favicon, front_door, guide
-from server.graphiql import asset_endpoint
-from server.graphql_view import AlmanacGraphQL
-from server.logs import Observer, RequestIds
-from server.metrics import (
+from server.graphql.graphiql import asset_endpoint
+from server.graphql.persisted import (
+    LocalDocuments,
+    PersistedQueries,
+    RedisDocuments,
+    load_trusted_documents,
+)
+from server.graphql.published_schema import published_schema
+from server.graphql.subscriptions.slots import LocalSlots, RedisSlots, Slots
+from server.graphql.view import AlmanacGraphQL
+from server.observability.logs import Observer, RequestIds
+from server.observability.metrics import (
     BUDGET_FAILURES,
     FOLD_SECONDS,
     SHARED_BUDGETS_REACHABLE,
@@ -47,28 +52,29 @@ from server.metrics import (
     registry,
     timed_store,
 )
-from server.persisted_queries import (
-    LocalDocuments,
-    PersistedQueries,
-    RedisDocuments,
-    load_trusted_documents,
+from server.observability.request_log import FLUSH_SECONDS, RequestLog
+from server.observability.tracing import (
+    operation_tracing,
+    otlp_tracer_provider,
+    request_tracing,
+    traced_store,
 )
-from server.published_schema import published_schema
-from server.request_log import FLUSH_SECONDS, RequestLog
+from server.observability.worker_metrics import metrics_shared
+from server.resources.downloads import Downloads
+from server.resources.feeds import Feeds
+from server.resources.front_door import favicon, front_door, guide
+from server.services import SharedServices
 from server.settings import Settings
-from server.shared_services import SharedServices
-from server.shutdown import Drain
-from server.subscription_slots import LocalSlots, RedisSlots, Slots
-from server.tracing import operation_tracing, otlp_tracer_provider, request_tracing, traced_store
+from server.transport.shutdown import Drain
 from server.webhooks import DeliveryPolicy, DeliveryWorker, destinations_of
-from server.worker_metrics import metrics_shared
 from store import Store, connect, prepare
 
 log = logging.getLogger("almanac")
 
 READY_TIMEOUT_SECONDS = 2.0
 DRAIN_WATCH_SECONDS = 0.25
-# The site's own documents, whose operations the metrics name (in a checkout; see server.metrics).
+# The site's own documents, whose operations the metrics name (in a checkout; see
+# server.observability.metrics).
 CONTRACT = Path(__file__).parents[1] / "contract"
 
 

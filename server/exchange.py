@@ -33,7 +33,7 @@ class Exchange:
     """Of the kept answer it got, if it got one: its ETag, known already."""
     reads: frozenset[str] | None = None
     """What the kept answer it got was computed from (store.subjects)."""
-    # What the GraphQL view found once and uses again (server.graphql_view).
+    # What the GraphQL view found once and uses again (server.graphql.view).
     context: Context | None = None
     request_data: GraphQLRequestData | list[GraphQLRequestData] | None = None
     text: tuple[Any, str | ApiError, OperationKey | None] | None = None

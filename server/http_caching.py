@@ -67,7 +67,7 @@ def held_etag(request: Request, content_digest: str) -> str | None:
 
 
 def cache_control(public: bool, max_age: int) -> str:
-    """Answers caches may share (anonymous, of nobody's own: server.graphql_response) are
+    """Answers caches may share (anonymous, of nobody's own: server.graphql.response) are
     public; keyed answers and a caller's own are kept by the client's cache only."""
     return f"{'public' if public else 'private'}, max-age={max_age}, must-revalidate"
 

@@ -12,7 +12,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from redis.connection import parse_url
 
 from request_limits import BucketPolicy, DocumentLimits
-from server.persisted_queries import load_trusted_documents
+from server.graphql.persisted import load_trusted_documents
 from store import mongodb_uri_problem
 
 # Pages on a developer's machine, any port (`almanac serve --allow-local-origins`).
@@ -152,8 +152,9 @@ class Settings(BaseSettings):
     request_timeout_seconds: float = Field(
         default=10.0, gt=0, description="A request running longer is stopped with TIMEOUT."
     )
-    # Subscriptions (server/subscriptions.py): streams open at once, across every process with
-    # Redis (server/subscription_slots.py), in each process without it.
+    # Subscriptions (server/graphql/subscriptions/protocols.py): streams open at once, across
+    # every process with
+    # Redis (server/graphql/subscriptions/slots.py), in each process without it.
     max_subscriptions_per_key: int = Field(
         default=10, gt=0, description="Open subscriptions per API key; one more is refused."
     )
@@ -206,7 +207,7 @@ class Settings(BaseSettings):
         "persisted_queries.json, or almanac trusted-documents'): when set, only these run "
         "(admin keys excepted).",
     )
-    # Connections: slow, idle and oversized clients let go (server/http_protocol.py).
+    # Connections: slow, idle and oversized clients let go (server/transport/http_protocol.py).
     header_timeout_seconds: float = Field(
         default=10.0, gt=0, description="A request's head must arrive within this, or 408."
     )

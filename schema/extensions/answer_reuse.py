@@ -54,7 +54,7 @@ class KeepAnswers(SchemaExtension):
         if context.operation_type is not OperationType.QUERY:
             return
         if _callers_own(context, services, key):
-            context.context.own = True  # Nor shared by a cache (server.graphql_response).
+            context.context.own = True  # Nor shared by a cache (server.graphql.response).
             return  # The caller's own: no other request's answer.
         result = context.result
         if services.answers is None or version is None:

@@ -84,7 +84,7 @@ class DocumentChecks(SchemaExtension):
 
 def known_document(services: Services, text: str) -> KnownDocument:
     """What `text` was found to be, parsed within the token limit once and kept (the gate,
-    server.admission, parses through here before the pipeline runs; then this finds it)."""
+    server.graphql.admission, parses through here before the pipeline runs; then this finds it)."""
     known = services.documents.get(text)
     if known is None:
         known = _parsed(text, services.document_limits)

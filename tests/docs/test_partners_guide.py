@@ -223,7 +223,7 @@ async def test_the_cost_table_says_what_each_kind_of_request_costs(
     assert await charged(export) == 1 + len(export.text.splitlines()) - 1
 
 
-# What /models/{slug}.csv asks for each page of its results (server.downloads.STANDINGS).
+# What /models/{slug}.csv asks for each page of its results (server.resources.downloads.STANDINGS).
 STANDINGS_PAGE = """{ model(slug: "qwen-14b") { slug name standings(first: %d) {
   nodes { rank score setting leads leadsTrackedModels benchmark { slug name scoresRefreshedOn }
     couldLead couldLeadTrackedModels

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from server.app import create_app
-from server.graphiql import ASSETS
+from server.graphql.graphiql import ASSETS
 from server.settings import GRAPHIQL_PACKAGES, Settings
 from store.queries import Store
 from tests.conftest import http_client

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from server.graphql_request import MAX_JSON_DEPTH
+from server.graphql.request import MAX_JSON_DEPTH
 from tests.conftest import GraphQLClient
 
 QUERY = """

@@ -14,7 +14,7 @@ from starlette.applications import Starlette
 from api_errors import ApiError, ErrorCode
 from server.api_keys import create_key
 from server.app import create_app
-from server.persisted_queries import (
+from server.graphql.persisted import (
     REDIS_ENTRY_BYTES,
     LocalDocuments,
     PersistedQueries,

@@ -1,4 +1,4 @@
-"""The one admission path (server.admission) on the streaming transports, through a real server:
+"""The one admission path (server.graphql.admission) on the streaming transports, through a real server:
 a WebSocket message held to the body limit (by the app, and by `almanac serve`'s Uvicorn, a
 16 MB compressed one refused without the memory or the stall it used to cost), trusted
 documents on WebSockets and SSE as over HTTP, a refusal paying the minimum, a revoked key's
@@ -31,7 +31,7 @@ from websockets.asyncio.client import ClientConnection
 from server.api_keys import create_key, revoke_key
 from server.app import create_app
 from server.charges import MINIMUM
-from server.graphql_view import AlmanacGraphQL
+from server.graphql.view import AlmanacGraphQL
 from server.settings import Settings
 from store.queries import Store
 from tests.conftest import almanac_process

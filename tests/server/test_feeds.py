@@ -4,7 +4,7 @@ kept with an ETag, and linked from the front door and every download."""
 import feedparser
 import httpx
 
-from server.feeds import ENTRIES, FEED
+from server.resources.feeds import ENTRIES, FEED
 from store import Collection, Store
 from tests.conftest import GraphQLClient
 

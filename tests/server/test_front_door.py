@@ -5,7 +5,7 @@ from pathlib import Path
 
 import httpx
 
-from server.guide_pages import guide_page
+from server.resources.guide_pages import guide_page
 
 GENERAL = "code-interpreter-benchmark-general"
 GUIDE = Path(__file__).parents[2] / "docs" / "partners.md"

@@ -14,7 +14,7 @@ from starlette.applications import Starlette
 
 from server.api_keys import create_key
 from server.app import create_app
-from server.logs import WithRequestId, log_config, request_id
+from server.observability.logs import WithRequestId, log_config, request_id
 from server.settings import Settings
 from store.queries import Collection, Store
 from tests.conftest import http_client

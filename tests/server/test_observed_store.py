@@ -1,4 +1,4 @@
-"""The store's calls are watched through a wrapper each app makes (server.observed_store): timed
+"""The store's calls are watched through a wrapper each app makes (server.observability.observed_store): timed
 where metrics are on, traced where tracing is on, and the store itself is left as it is, so
 another app (or the CLI) sharing it is not watched."""
 

@@ -27,7 +27,7 @@ from websockets.uri import parse_uri
 
 from schema.changes import encode_change_cursor
 from server.api_keys import create_key
-from server.graphql_view import AlmanacGraphQL
+from server.graphql.view import AlmanacGraphQL
 from server.settings import Settings
 from store.queries import Store
 from tests.server.test_subscriptions import events, newest_cursor, serving, websocket

@@ -11,7 +11,13 @@ from collections.abc import AsyncIterator
 import pytest
 from redis.asyncio import Redis
 
-from server.subscription_slots import LEASE_SECONDS, AllTaken, LocalSlots, RedisSlots, Slots
+from server.graphql.subscriptions.slots import (
+    LEASE_SECONDS,
+    AllTaken,
+    LocalSlots,
+    RedisSlots,
+    Slots,
+)
 
 DEADLINE = 60.0  # seconds: generous, for a loaded machine; no test waits it out when it works
 

@@ -10,9 +10,9 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import format_trace_id
 
 from server.app import create_app
-from server.logs import log_config
+from server.observability.logs import log_config
+from server.observability.tracing import WithTraceId
 from server.settings import Settings
-from server.tracing import WithTraceId
 from store.queries import Store
 from tests.conftest import http_client
 

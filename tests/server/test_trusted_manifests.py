@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from server.persisted_queries import (
+from server.graphql.persisted import (
     APOLLO_FORMAT,
     load_trusted_documents,
     manifest_documents,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from server.worker_metrics import MULTIPROC_DIR, ended_workers, shared_by_workers
+from server.observability.worker_metrics import MULTIPROC_DIR, ended_workers, shared_by_workers
 
 
 def test_a_fresh_directory_is_made_for_the_workers_then_removed(

@@ -3,14 +3,14 @@ their end when their key is revoked or the server drains for shutdown, and WebSo
 messages held to the protocol (their size, their shape, an idle connection closed).
 
 Strawberry runs the protocols (graphql-transport-ws over a WebSocket, GraphQL over SSE); each
-operation is admitted by the gate (server.admission) before anything of it is parsed or run,
-then the view (server.graphql_view) hands its stream of results through `Subscriptions.
+operation is admitted by the gate (server.graphql.admission) before anything of it is parsed or run,
+then the view (server.graphql.view) hands its stream of results through `Subscriptions.
 stream`, which admits it (at most so many open per API key, and per address for anonymous
-clients: settings; counted across every process with Redis, server.subscription_slots), and
+clients: settings; counted across every process with Redis, server.graphql.subscriptions.slots), and
 ends it, completed, when the drain begins (or with UNAUTHENTICATED, its key found revoked). An
 event waiting to be sent is never queued here: the subscription reads the change log as the
 client takes its events (schema.subscription), so a slow reader only falls behind in the log,
-and one that stops reading is let go (server.slow_subscribers).
+and one that stops reading is let go (server.graphql.subscriptions.slow_subscribers).
 """
 
 import asyncio
@@ -40,11 +40,16 @@ from strawberry.types.execution import PreExecutionError
 
 from api_errors import ApiError, ErrorCode, client_facing
 from schema import Context, Identity
-from server.admission import SUBSCRIPTIONS, Gate
 from server.body_limit import text_over
 from server.charges import client_of
-from server.slow_subscribers import CLOSE_CODE, TooSlowToRead, close_reason, report_too_slow
-from server.subscription_slots import AllTaken, Slots
+from server.graphql.admission import SUBSCRIPTIONS, Gate
+from server.graphql.subscriptions.slots import AllTaken, Slots
+from server.graphql.subscriptions.slow_subscribers import (
+    CLOSE_CODE,
+    TooSlowToRead,
+    close_reason,
+    report_too_slow,
+)
 
 log = logging.getLogger("almanac.subscriptions")
 
@@ -58,8 +63,10 @@ KeyCheck = Callable[[], Awaitable[ApiError | None]]
 
 class Subscriptions:
     """The streams open, by client (server.charges.client_of): counted in `slots` (in this
-    process, or across every process in Redis: server.subscription_slots), how long a message
-    to one may wait to be sent (server.slow_subscribers), how often a stream's key is checked
+    process, or across every process in Redis: server.graphql.subscriptions.slots), how long a
+    message
+    to one may wait to be sent (server.graphql.subscriptions.slow_subscribers), how often a
+    stream's key is checked
     again (a revoked key's streams end), and how long a WebSocket may hold none."""
 
     def __init__(
@@ -112,7 +119,7 @@ class Subscriptions:
         source: AsyncGenerator[Any, None],
         still_valid: KeyCheck,
     ) -> AsyncGenerator[Any, None]:
-        """`source`'s results (a subscription the gate admitted: server.admission), within
+        """`source`'s results (a subscription the gate admitted: server.graphql.admission), within
         the client's bound, until it ends or the drain begins, or its key is found revoked
         (`still_valid`, every `key_check_seconds`): then it ends with that refusal."""
         async with contextlib.aclosing(source), contextlib.AsyncExitStack() as slot:
@@ -271,7 +278,7 @@ def authorization_of(connection: HTTPConnection, payload: Mapping[str, object]) 
 
 class TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
     """Strawberry's graphql-transport-ws, with heartbeats; each operation admitted by the gate
-    (server.admission) with a context of its own, and its stream admitted and ended by
+    (server.graphql.admission) with a context of its own, and its stream admitted and ended by
     `Subscriptions` (the view's); malformed messages closed with the protocol's codes; the
     connection closed when its client stops reading, or holds no subscription for a while."""
 
@@ -432,7 +439,7 @@ class TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
 
 
 class StreamingView(Protocol):
-    """What the handler and the adapter ask of the view (server.graphql_view)."""
+    """What the handler and the adapter ask of the view (server.graphql.view)."""
 
     subscriptions: Subscriptions
     gate: Gate

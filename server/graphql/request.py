@@ -14,7 +14,7 @@ from cross_web import AsyncHTTPRequestAdapter
 from strawberry.http import GraphQLRequestData
 
 from api_errors import ApiError
-from server.persisted_queries import DOCUMENT_ID, requested_hash
+from server.graphql.persisted import DOCUMENT_ID, requested_hash
 
 MAX_JSON_DEPTH = 32
 """How deep arrays and objects may nest in the JSON a request carries (its body; GET's

@@ -24,7 +24,7 @@ from strawberry.extensions import SchemaExtension
 from strawberry.extensions.tracing import OpenTelemetryExtension
 from strawberry.types.execution import ExecutionContext
 
-from server.observed_store import ObservedStore
+from server.observability.observed_store import ObservedStore
 from store import Store
 
 SERVICE = "benchmark-almanac"

@@ -49,12 +49,12 @@ from server.configuration import (
     load_settings,
     unknown_variables,
 )
-from server.http_protocol import GuardedHttpToolsProtocol, raise_descriptor_limit
-from server.logs import log_config, printable
-from server.metrics import registry
-from server.persisted_queries import manifest_documents, trusted_manifest
+from server.graphql.persisted import manifest_documents, trusted_manifest
+from server.observability.logs import log_config, printable
+from server.observability.metrics import registry
+from server.observability.worker_metrics import shared_by_workers
 from server.settings import LOCAL_ORIGINS, Settings
-from server.worker_metrics import shared_by_workers
+from server.transport.http_protocol import GuardedHttpToolsProtocol, raise_descriptor_limit
 from store import Store, StoreUnavailable, WriteFailed, connect, prepare
 
 T = TypeVar("T")
@@ -110,7 +110,7 @@ def serve(host: str, port: int, workers: int, allow_local_origins: bool) -> None
             workers=workers,
             log_level=settings.log_level,
             log_config=log_config(settings),
-            access_log=False,  # server.logs writes one richer line per request
+            access_log=False,  # server.observability.logs writes one richer line per request
             proxy_headers=True,
             forwarded_allow_ips=settings.forwarded_allow_ips,
             http=GuardedHttpToolsProtocol,
@@ -547,7 +547,3 @@ def export_schema(output: Path) -> None:
         raise SystemExit(1)
     output.write_text(current, encoding="utf-8")
     click.echo(f"Wrote {output}")
-
-
-if __name__ == "__main__":
-    main()

@@ -1,12 +1,13 @@
 """`/graphql`: Strawberry's ASGI view, with what GraphQL over HTTP needs beyond it.
 
 A request's path: the body, within its size limit → the API key → the GraphQL request(s), read
-once → each operation admitted by the gate (server.admission: its text, sent or persisted and
+once → each operation admitted by the gate (server.graphql.admission: its text, sent or persisted
+and
 trusted, found once) → the answer kept for it on this data, looked up once (`reused`, before
 Strawberry's `run`, for a single operation; `answer` for a batch's) → or Strawberry's pipeline
 with the schema's extensions → one response, with each operation's cost (server.charges, where
 every charge is made) and for a GET query an ETag. A subscription over SSE is admitted by the
-same gate, then streamed; over a WebSocket, see server.subscriptions.
+same gate, then streamed; over a WebSocket, see server.graphql.subscriptions.protocols.
 """
 
 import asyncio
@@ -32,24 +33,24 @@ from strawberry.types.unset import UNSET, UnsetType
 
 from api_errors import ApiError, ErrorCode
 from schema import AlmanacSchema, Context, Identity, Meter, MeterMode, new_context, schema
-from server.admission import QUERIES, QUERIES_AND_MUTATIONS, SUBSCRIPTIONS, Gate, NotCarried
 from server.body_limit import BodyTooLarge, declared_too_large, limited, too_large
 from server.charges import Charges, client_of
 from server.exchange import Exchange, begin_exchange, exchange_of
-from server.graphiql import graphiql_page
-from server.graphql_request import read_requests, response_media_type
-from server.graphql_response import failed, outcome, result_document
-from server.http_caching import conditional
-from server.operations import KeptLookup, operation_named
-from server.settings import Settings
-from server.shared_services import SharedServices
-from server.slow_subscribers import report_too_slow, stream_within
-from server.subscriptions import (
+from server.graphql.admission import QUERIES, QUERIES_AND_MUTATIONS, SUBSCRIPTIONS, Gate, NotCarried
+from server.graphql.graphiql import graphiql_page
+from server.graphql.operations import KeptLookup, operation_named
+from server.graphql.request import read_requests, response_media_type
+from server.graphql.response import failed, outcome, result_document
+from server.graphql.subscriptions.protocols import (
     Subscriptions,
     TextWebSocketAdapter,
     TransportWSHandler,
     authorization_of,
 )
+from server.graphql.subscriptions.slow_subscribers import report_too_slow, stream_within
+from server.http_caching import conditional
+from server.services import SharedServices
+from server.settings import Settings
 
 SSE = SSETransport()
 """GraphQL over SSE (Strawberry's): what tells a request asking for a stream of events."""
@@ -165,7 +166,8 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         return context
 
     async def on_ws_connect(self, context: Context) -> UnsetType | dict[str, object] | None:
-        """The key of a WebSocket's operations (server.subscriptions.authorization_of); a
+        """The key of a WebSocket's operations
+        (server.graphql.subscriptions.protocols.authorization_of); a
         bad one closes it (4403)."""
         connection = context.request
         payload = getattr(context, "connection_params", None) or {}
@@ -183,8 +185,9 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         self, context: Context, source: AsyncGenerator[Any, None], authorization: str | None
     ) -> AsyncGenerator[Any, None]:
         """A subscription's stream of results (the gate admitted it), within its client's
-        bound, ended by the drain or its key's revocation (server.subscriptions), a refusal
-        paying the minimum (server.admission)."""
+        bound, ended by the drain or its key's revocation
+        (server.graphql.subscriptions.protocols), a refusal
+        paying the minimum (server.graphql.admission)."""
         client = client_of(context.request, context.identity)
         keyed = context.identity is not None
 

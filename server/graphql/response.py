@@ -11,7 +11,7 @@ from api_errors import ApiError
 from request_limits import Allowance
 from schema import digest, encode_json
 from server.exchange import Exchange
-from server.graphql_request import GRAPHQL_RESPONSE
+from server.graphql.request import GRAPHQL_RESPONSE
 from server.http_caching import cache_control, cache_tags, entity_tag
 
 VARY = "Accept, Accept-Encoding, Authorization"

@@ -2,7 +2,7 @@
 (`ALMANAC_METRICS_PORT`), or not at all (`ALMANAC_METRICS=false`).
 
 With several workers (`almanac serve --workers N`), prometheus-client's multiprocess mode
-(server.worker_metrics): each worker writes its metrics to files in one directory, and
+(server.observability.worker_metrics): each worker writes its metrics to files in one directory, and
 `/metrics` sums them. So no gauge is read at scrape time (`set_function` would read only the
 process scraped): each process sets its own, where its value changes or when it is sampled,
 and each gauge says how the workers' values add up (`multiprocess_mode`, the `live` modes
@@ -35,8 +35,8 @@ from starlette.responses import Response
 from starlette.types import Scope
 
 from server.exchange import exchange_of
-from server.observed_store import ObservedStore
-from server.worker_metrics import metrics_shared
+from server.observability.observed_store import ObservedStore
+from server.observability.worker_metrics import metrics_shared
 from store import Store
 
 FOLD_REQUESTS = 256
@@ -140,9 +140,11 @@ class Operations:
 
 class RequestMetrics:
     """Each answered request counted, by operation, code and status, and timed (an observer of
-    server.logs.RequestIds). A request only notes its labels and time; they are folded into
+    server.observability.logs.RequestIds). A request only notes its labels and time; they are
+    folded into
     the histogram 256 at a time, every 0.25 s and before each scrape, which costs a request a
-    third of an observation made as it ends (see server.request_log: the same cache misses)."""
+    third of an observation made as it ends (see server.observability.request_log: the same cache
+    misses)."""
 
     def __init__(self, operations: Operations) -> None:
         self.operations = operations

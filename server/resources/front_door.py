@@ -8,12 +8,12 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
 
 from server.errors import http_error
-from server.guide_pages import guide_page
+from server.resources.guide_pages import guide_page
 
 # In a checkout the guides are the repository's docs/; an installed wheel carries them in
 # server/docs (pyproject.toml's force-include).
-PACKAGED_GUIDES = Path(__file__).parent / "docs"
-GUIDES = PACKAGED_GUIDES if PACKAGED_GUIDES.is_dir() else Path(__file__).parents[1] / "docs"
+PACKAGED_GUIDES = Path(__file__).parents[1] / "docs"
+GUIDES = PACKAGED_GUIDES if PACKAGED_GUIDES.is_dir() else Path(__file__).parents[2] / "docs"
 LINKS = {
     "graphql": "/graphql",
     "schema": "/schema.graphql",

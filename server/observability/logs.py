@@ -18,8 +18,8 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from server.observability.tracing import WithTraceId
 from server.settings import Settings
-from server.tracing import WithTraceId
 
 REQUEST_ID_HEADER = "x-request-id"
 HEADER = REQUEST_ID_HEADER.encode()
@@ -62,7 +62,7 @@ class WithRequestId(logging.Filter):
 def log_config(settings: Settings) -> dict[str, Any]:
     """Logging for `almanac serve` (Uvicorn's `log_config`): Uvicorn's own lines and the
     almanac's, in the configured format. Uvicorn's access log is replaced by the request log
-    (server.request_log), which writes its lines itself in the same shape.
+    (server.observability.request_log), which writes its lines itself in the same shape.
     With tracing on, each line also carries its trace ID."""
     filters: dict[str, Any] = {"request_id": {"()": WithRequestId}}
     text, fields = TEXT_FORMAT, JSON_FIELDS
@@ -72,7 +72,7 @@ def log_config(settings: Settings) -> dict[str, Any]:
     formatter: dict[str, Any] = (
         {"()": "pythonjsonlogger.json.JsonFormatter", "format": fields}
         if settings.log_format == "json"
-        else {"class": "server.logs.OneLineText", "format": text}
+        else {"class": "server.observability.logs.OneLineText", "format": text}
     )
     level = settings.log_level.upper()
     return {
@@ -99,7 +99,8 @@ def log_config(settings: Settings) -> dict[str, Any]:
 
 
 Observer = Callable[[Scope, int, float], None]
-"""What else sees each answered request: its scope, status and seconds (server.metrics)."""
+"""What else sees each answered request: its scope, status and seconds
+(server.observability.metrics)."""
 
 
 class RequestIds:

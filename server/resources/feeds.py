@@ -2,7 +2,8 @@
 change with what it changed in words ("New leader: B (99.0) replaces A (82.8)").
 
 Each is the change feed's query (`Query.changes(last:)`) rendered by feedgen: priced and paid
-for as that query, kept until a change, with its ETag (server.downloads' `answer`). Links are
+for as that query, kept until a change, with its ETag (server.resources.downloads' `answer`).
+Links are
 relative, so what is kept does not depend on the Host a request named.
 """
 
@@ -14,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from schema import Identity
-from server.downloads import Downloads, run_query
+from server.resources.downloads import Downloads, run_query
 from store import Store
 
 ATOM = "application/atom+xml; charset=utf-8"

@@ -4,8 +4,8 @@ from dataclasses import dataclass
 
 from request_limits import Budgets
 from schema import Services
-from server.persisted_queries import PersistedQueries
-from server.subscription_slots import Slots
+from server.graphql.persisted import PersistedQueries
+from server.graphql.subscriptions.slots import Slots
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 (`ALMANAC_LOG_FORMAT`), at level `info`: method, path, status, duration, operation, cost, error
 code, API key name (never the key), client address, request ID (and trace ID when tracing).
 
-It is an observer of `server.logs.RequestIds`, and writes its lines itself, in the same shape
+It is an observer of `server.observability.logs.RequestIds`, and writes its lines itself, in the
+same shape
 as the logging module's other lines, because of what that costs on the warm path (a request
 of some 80 µs of CPU): a LogRecord made, formatted and written took 9 µs (text) to 15 µs
 (JSON); one line formatted as each request ends still took 3-5 µs, most of it in the cache
@@ -19,9 +20,9 @@ import orjson
 from starlette.types import Scope
 
 from server.exchange import exchange_of
-from server.logs import printable, request_id
+from server.observability.logs import printable, request_id
+from server.observability.tracing import current_trace_id
 from server.settings import Settings
-from server.tracing import current_trace_id
 
 NAME = "almanac.requests"
 PREFIX = f"INFO:     {NAME}: "

@@ -1,6 +1,6 @@
 """An operation's text and its kept answer, each found once per request for the `/graphql` view.
 
-The text is the one sent, or the persisted one its hash names (server.persisted_queries); the
+The text is the one sent, or the persisted one its hash names (server.graphql.persisted); the
 kept answer is the one computed for the same text, name and variables on the same data
 (schema.extensions.answer_reuse), paid for as if it ran (server.charges).
 """
@@ -30,10 +30,10 @@ from schema import (
 )
 from server.charges import MINIMUM, Charges
 from server.exchange import Exchange, exchange_of
-from server.graphql_response import VARY
+from server.graphql.persisted import PersistedQueries
+from server.graphql.response import VARY
 from server.http_caching import cache_control, held_etag
-from server.metrics import EXECUTED, KEPT_HIT, KEPT_MISS, PERSISTED_QUERIES
-from server.persisted_queries import PersistedQueries
+from server.observability.metrics import EXECUTED, KEPT_HIT, KEPT_MISS, PERSISTED_QUERIES
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,6 @@ from schema import (
 )
 from server.charges import MINIMUM, Charges, client_of
 from server.exchange import begin_exchange
-from server.export_slots import ExportSlot, ExportSlots
 from server.http_caching import (
     cache_control,
     cache_tags,
@@ -44,6 +43,7 @@ from server.http_caching import (
     held_etag,
     matches,
 )
+from server.resources.export_slots import ExportSlot, ExportSlots
 from store import SourceKind, Store
 
 LEADERBOARD = """

@@ -3,9 +3,9 @@ operation, a persisted one, a WebSocket's `subscribe`, an SSE request), is admit
 in this order, before the store is read for it or anything of it runs:
 
 1. size: its text within the body limit (a WebSocket message is held to it as it arrives, by
-   Uvicorn's `ws_max_size` and by server.subscriptions.TextWebSocketAdapter);
+   Uvicorn's `ws_max_size` and by server.graphql.subscriptions.protocols.TextWebSocketAdapter);
 2. its text: the one sent, or the persisted one its id names; with trusted documents only
-   theirs, admin keys excepted (server.operations.OperationText). A text is found before it
+   theirs, admin keys excepted (server.graphql.operations.OperationText). A text is found before it
    is parsed: an id names a text, and a text not trusted is refused unparsed;
 3. parsed within the token limit, once per text (schema.known_document: the pipeline's
    DocumentChecks then finds it parsed);
@@ -18,7 +18,8 @@ then, at the pipeline's first hooks and before any resolver, the same for every 
    are hooks of the pipeline because a batch prices every operation before any is paid.
 A refusal at any step costs the minimum (server.charges.MINIMUM), on every transport: HTTP
 settles it with the answer (server.charges.Charges.settle), streams here (`refused`, `paid`).
-The transports (server.graphql_view for HTTP and SSE, server.subscriptions for WebSockets)
+The transports (server.graphql.view for HTTP and SSE, server.graphql.subscriptions.protocols for
+WebSockets)
 only adapt their input and output to it.
 """
 
@@ -36,9 +37,9 @@ from request_limits import selected_operation
 from schema import Context, known_document, parsed_or_refused
 from server.body_limit import text_over
 from server.charges import Charges
-from server.operations import OperationText
+from server.graphql.operations import OperationText
+from server.services import SharedServices
 from server.settings import Settings
-from server.shared_services import SharedServices
 
 Carried = frozenset[OperationType]
 QUERIES: Carried = frozenset({OperationType.QUERY})
