@@ -23,7 +23,7 @@ from schema import Identity
 from schema.stability import published_sdl
 from server.api_keys import InvalidCredentials, authenticate
 from server.app import create_app
-from server.cli.commands import main
+from server.cli import main
 from server.settings import Settings
 from store.client import connect
 from store.queries import Store

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from server.cli.commands import main
+from server.cli import main
 
 BAD_SETTINGS = [
     ("ALMANAC_MAX_DEPTH", "-1", "Input should be greater than 0 (given '-1')"),
@@ -106,7 +106,7 @@ def test_an_unknown_variable_is_pointed_out(caplog: pytest.LogCaptureFixture) ->
 async def test_the_change_retention_reaches_the_store(tmp_path: Path) -> None:
     from datetime import timedelta
 
-    from server.cli.commands import open_database
+    from server.cli.store_access import open_database
     from server.settings import Settings
 
     opened = open_database(Settings(data_dir=tmp_path, change_retention_days=7))

@@ -1,0 +1,69 @@
+"""What every command shares: the settings, checked (or refused in one line per problem), and
+the configured store, opened, prepared and seeded for the command's work."""
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+from typing import NoReturn, TypeVar
+
+import click
+
+from editing import ensure_seeded
+from server.configuration import ConfigurationError, load_settings, unknown_variables
+from server.settings import Settings
+from store import Store, StoreUnavailable, connect, prepare
+
+T = TypeVar("T")
+
+
+def configured() -> Settings:
+    """The settings, every one checked; or each bad one named, and exit code 2."""
+    try:
+        settings = load_settings()
+    except ConfigurationError as error:
+        refuse_configuration(error.problems)
+    for name in unknown_variables():
+        logging.getLogger("almanac").warning("%s is no setting: ignored (misspelt?)", name)
+    return settings
+
+
+def refuse_configuration(problems: list[str]) -> NoReturn:
+    click.echo("Configuration refused; nothing was started:", err=True)
+    for problem in problems:
+        click.echo(f"  {problem}", err=True)
+    raise SystemExit(2)
+
+
+def open_database(settings: Settings) -> Store:
+    """The configured store: the MongoDB at ALMANAC_MONGODB_URI, or else the embedded one in
+    ALMANAC_DATA_DIR (also while a server runs on it)."""
+    return connect(
+        settings.mongodb_uri,
+        settings.mongodb_database,
+        settings.data_dir,
+        timeout_seconds=settings.mongodb_timeout_seconds,
+        retention=timedelta(days=settings.change_retention_days),
+    )
+
+
+def run_on_database(work: Callable[[Store], Awaitable[T]], *, seeding: bool = True) -> T:
+    """`work` on the configured store, opened and prepared, and seeded first if it is a new
+    data directory (or a seed was cut short); a store that cannot be opened is one line on
+    stderr and exit code 2."""
+
+    async def run() -> T:
+        store = open_database(configured())
+        try:
+            await prepare(store)
+            if seeding and (summary := await ensure_seeded(store)):
+                click.echo(f"Loaded the bundled dataset: {summary.describe()}.", err=True)
+            return await work(store)
+        finally:
+            await store.close()
+
+    try:
+        return asyncio.run(run())
+    except StoreUnavailable as error:
+        click.echo(str(error), err=True)
+        raise SystemExit(2) from None
