@@ -1,6 +1,7 @@
 """Text from the data, made literal for LaTeX and BibTeX: each special character escaped.
 
-LaTeX's ten special characters (the LaTeX Companion, 2nd ed., 7.1): ``& % $ # _ { } ~ ^ \\``.
+LaTeX's ten special characters: ``& % $ # _ { } ~ ^ \\``,
+and ``< >``, which the default font encoding would print as other glyphs.
 In BibTeX a brace counts toward the field's balance even behind a backslash, so a lone ``\\{``
 would end or break the field: there braces become ``\\textbraceleft{}``, balanced in itself.
 """
@@ -18,9 +19,12 @@ _SPECIAL = {
     "}": r"\}",
     "~": r"\textasciitilde{}",
     "^": r"\textasciicircum{}",
+    # Not special, but LaTeX's default font encoding (OT1) prints them as ¡ and ¿.
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
 }
 _BIBTEX = {**_SPECIAL, "{": r"\textbraceleft{}", "}": r"\textbraceright{}"}
-_PATTERN = re.compile(r"[\\&%$#_{}~^]")
+_PATTERN = re.compile(r"[\\&%$#_{}~^<>]")
 _SPACES = re.compile(r"\s+")
 
 

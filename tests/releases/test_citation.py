@@ -33,7 +33,7 @@ TITLES = [
     "Code Interpreter Benchmark, December 2026",
     # Synthetic: every LaTeX special character, unbalanced braces, quotes, YAML syntax.
     'Tricky "release": {A}&B 50% $x$ #1 a_b ~ ^ \\ end } {{',
-    "key: value # not a comment - [not, a, list] & *anchor !tag",
+    "key: value # not a comment - [not, a, list] & *anchor !tag <b>",
     "Ünïcode — naïve café ✓ 🥐",
 ]
 
@@ -51,8 +51,9 @@ def release(title: str, created_at: datetime | None = None) -> Release:
 
 
 def latex_decoder() -> LatexNodes2Text:
-    """pylatexenc's LaTeX-to-text, taught the three text-mode macros it lacks or prints as a
-    look-alike (\\textbraceleft, \\textbraceright; \\textasciicircum as U+02C6, not ^)."""
+    """pylatexenc's LaTeX-to-text, taught the text-mode macros it lacks or prints as a
+    look-alike (\\textbraceleft, \\textbraceright, \\textless, \\textgreater; \\textasciicircum
+    as U+02C6, not ^)."""
     context = get_default_latex_context_db()
     context.add_context_category(
         "text-mode symbols",
@@ -61,6 +62,8 @@ def latex_decoder() -> LatexNodes2Text:
             MacroTextSpec("textbraceleft", "{"),
             MacroTextSpec("textbraceright", "}"),
             MacroTextSpec("textasciicircum", "^"),
+            MacroTextSpec("textless", "<"),
+            MacroTextSpec("textgreater", ">"),
         ],
     )
     return LatexNodes2Text(latex_context=context, math_mode="verbatim")
