@@ -6,7 +6,9 @@ citeAs, datePublished, identifier and version), its files as `cr:FileObject`s in
 `distribution` (contentUrl, encodingFormat, contentSize, sha256), and `cr:RecordSet`s saying
 what the files hold, each `cr:Field` sourced from a file's column. The leaderboards, one CSV a
 benchmark, are one `cr:FileSet` (`benchmarks/*.csv`, beside the descriptor) and one record set,
-the benchmark's slug taken from each file's name. Pure: the release's manifest in, a dict out.
+the benchmark's slug taken from each file's name: mlcroissant reads it from a copy of the
+release laid out as it is served (croissant.json beside benchmarks/), as it cannot list a web
+folder; each file's FileObject gives its URL and hash. Pure: the release's manifest in, a dict out.
 """
 
 import re
@@ -164,9 +166,12 @@ def descriptor(
         "identifier": release.id,
         **_version(release.id),
         "datePublished": release.created_at.isoformat(),
-        "creator": {"@type": "sc:Organization", "name": site_name, "url": base_url},
+        "creator": {"@type": "sc:Organization", "name": site_name, "url": base_url.rstrip("/")},
         "isLiveDataset": False,
-        "distribution": [*map(_file_object(home), release.files), *_file_sets(release)],
+        "distribution": [
+            *(_file_object(home, file) for file in release.files),
+            *_file_sets(release),
+        ],
         "recordSet": _record_sets(release, leaderboard_columns),
     }
 
@@ -185,24 +190,20 @@ def _version(release_id: str) -> dict[str, str]:
     return {"version": f"{int(year)}.{int(month)}.{int(day)}+{digest}"}
 
 
-def _file_object(home: str) -> Any:
-    def described(file: ReleaseFile) -> dict[str, Any]:
-        return {
-            "@type": "cr:FileObject",
-            "@id": file.name,
-            "name": file.name,
-            **(
-                {"description": DESCRIPTIONS[file.media_type]}
-                if file.media_type in DESCRIPTIONS
-                else {}
-            ),
-            "contentUrl": f"{home}/{file.name}",
-            "contentSize": f"{file.size} B",
-            "encodingFormat": ENCODINGS.get(file.media_type, file.media_type),
-            "sha256": file.sha256,
-        }
-
-    return described
+def _file_object(home: str, file: ReleaseFile) -> dict[str, Any]:
+    described = (
+        {"description": DESCRIPTIONS[file.media_type]} if file.media_type in DESCRIPTIONS else {}
+    )
+    return {
+        "@type": "cr:FileObject",
+        "@id": file.name,
+        "name": file.name,
+        **described,
+        "contentUrl": f"{home}/{file.name}",
+        "contentSize": f"{file.size} B",
+        "encodingFormat": ENCODINGS.get(file.media_type, file.media_type),
+        "sha256": file.sha256,
+    }
 
 
 def _leaderboards(release: Release) -> list[ReleaseFile]:

@@ -184,7 +184,7 @@ def test_every_input_appears_where_croissant_puts_it(tmp_path: Path) -> None:
     assert document["datePublished"] == "2026-12-02T13:45:00+00:00"
     assert document["identifier"] == "2026-12-02-1a2b3c4d5e6f"
     assert document["version"] == "2026.12.2+1a2b3c4d5e6f"  # semver: the date, the hash
-    assert document["creator"] == {"@type": "sc:Organization", "name": SITE, "url": BASE_URL + "/"}
+    assert document["creator"] == {"@type": "sc:Organization", "name": SITE, "url": BASE_URL}
     objects = [item for item in document["distribution"] if item["@type"] == "cr:FileObject"]
     assert objects == [
         {
