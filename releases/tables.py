@@ -12,7 +12,7 @@ and who reported each score. Pure: a release and a table in, text out.
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -94,10 +94,10 @@ def table_of(benchmark: Mapping[str, Any]) -> BenchmarkTable:
 
 def markdown(release: Release, benchmark: BenchmarkTable) -> str:
     """The leaderboard as a GitHub-flavoured Markdown table, its caption below."""
-    header, rows = _cells(benchmark, dash="\N{EN DASH}")
+    header, rows = _cells(benchmark, "\N{EN DASH}", _md_escape)
     lines = [
         _md_row(header),
-        "|" + "|".join(":---" if not _numeric(name) else "---:" for name in header) + "|",
+        "|" + "|".join("---:" if numeric else ":---" for numeric in _NUMERIC[len(header)]) + "|",
         *(_md_row(row) for row in rows),
         "",
         f"*{_md_escape(caption(release, benchmark))}*",
@@ -107,9 +107,9 @@ def markdown(release: Release, benchmark: BenchmarkTable) -> str:
 
 def latex(release: Release, benchmark: BenchmarkTable) -> str:
     """The leaderboard as a LaTeX `table` with a booktabs `tabular`, caption and label."""
-    header, rows = _cells(benchmark, dash="--")
-    spec = "".join("r" if _numeric(name) else "l" for name in header)
-    body = [" & ".join(escape(cell) for cell in row) + r" \\" for row in rows]
+    header, rows = _cells(benchmark, "--", escape)
+    spec = "".join("r" if numeric else "l" for numeric in _NUMERIC[len(header)])
+    body = [" & ".join(row) + r" \\" for row in rows]
     lines = [
         "% Needs \\usepackage{booktabs}.",
         r"\begin{table}[htbp]",
@@ -118,7 +118,7 @@ def latex(release: Release, benchmark: BenchmarkTable) -> str:
         f"\\label{{tab:{_label(benchmark.slug)}}}",
         f"\\begin{{tabular}}{{{spec}}}",
         r"\toprule",
-        " & ".join(escape(name) for name in header) + r" \\",
+        " & ".join(header) + r" \\",
         r"\midrule",
         *body,
         r"\bottomrule",
@@ -158,8 +158,18 @@ def _caption_around(release: Release, benchmark: BenchmarkTable) -> tuple[str, s
 RANK, MODEL, INTERVAL, REPORTED = "Rank", "Model", "Interval", "Reported by"
 
 
-def _cells(benchmark: BenchmarkTable, dash: str) -> tuple[list[str], list[list[str]]]:
-    """The header and each row's cells as plain text (escaped by the format after)."""
+_NUMERIC = {
+    4: (True, False, True, False),
+    5: (True, False, True, True, False),
+}
+"""Which columns hold numbers (set right), without and with the interval column."""
+
+
+def _cells(
+    benchmark: BenchmarkTable, dash: str, literal: Callable[[str], str]
+) -> tuple[list[str], list[list[str]]]:
+    """The header and each row's cells in the format: text from the data made `literal`, the
+    format's `dash` between a rank range's ends and for what is not known."""
     intervals = any(row.interval is not None for row in benchmark.rows)
     score = f"{benchmark.metric.name} ({_unit(benchmark.metric.unit)})"
     header = [RANK, MODEL, score, *([INTERVAL] if intervals else []), REPORTED]
@@ -169,16 +179,14 @@ def _cells(benchmark: BenchmarkTable, dash: str) -> tuple[list[str], list[list[s
         if row.rank_worst != row.rank_best:
             places += f"{dash}{row.rank_worst}"
         decimals = _decimals(row.score)
-        cells = [places, row.model, _number(row.score, decimals)]
+        cells = [places, literal(row.model), literal(_number(row.score, decimals))]
         if intervals:
-            cells.append(_interval(row.interval, decimals, dash))
-        cells.append(row.reported_by or dash)
+            cells.append(
+                dash if row.interval is None else literal(_interval(row.interval, decimals))
+            )
+        cells.append(literal(row.reported_by) if row.reported_by else dash)
         rows.append(cells)
-    return header, rows
-
-
-def _numeric(column: str) -> bool:
-    return column not in (MODEL, REPORTED)
+    return [literal(name) for name in header], rows
 
 
 def _unit(unit: str) -> str:
@@ -197,10 +205,8 @@ def _number(value: float, decimals: int) -> str:
     return f"{value:.{decimals}f}" if math.isfinite(value) else str(value)
 
 
-def _interval(interval: tuple[float, float] | None, decimals: int, dash: str) -> str:
+def _interval(interval: tuple[float, float], decimals: int) -> str:
     """`[low, high]`, to one decimal more than the score (a computed end is not exact)."""
-    if interval is None:
-        return dash
     low, high = interval
     return f"[{_number(low, decimals + 1)}, {_number(high, decimals + 1)}]"
 
@@ -216,7 +222,7 @@ def _md_escape(text: str) -> str:
 
 
 def _md_row(cells: list[str]) -> str:
-    return "| " + " | ".join(_md_escape(cell) for cell in cells) + " |"
+    return "| " + " | ".join(cells) + " |"
 
 
 def _label(slug: str) -> str:

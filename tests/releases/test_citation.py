@@ -32,7 +32,7 @@ SITE = "Benchmark Almanac"
 TITLES = [
     "Code Interpreter Benchmark, December 2026",
     # Synthetic: every LaTeX special character, unbalanced braces, quotes, YAML syntax.
-    'Tricky "release": {A}&B 50% $x$ #1 a_b ~ ^ \\ end } {{',
+    "Tricky \"release\": {A}&B 50% $x$ #1 a_b ~ ^ \\ end } {{ -- ``q'' ?`",
     "key: value # not a comment - [not, a, list] & *anchor !tag <b>",
     "Ünïcode — naïve café ✓ 🥐",
 ]

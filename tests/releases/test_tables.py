@@ -89,7 +89,9 @@ async def test_a_lab_s_own_report_and_unknown_reporters_are_said_so(
 
 
 # Synthetic (not a real model): every LaTeX special character and Markdown's table breakers.
-TRICKY = r"A&B 100% $5 #1 a_b {x} ~y ^z \w | *em* `code` [link](x) <b>hi</b> &amp; ~~s~~ !"
+TRICKY = (
+    r"A&B 100% $5 #1 a_b {x} ~y ^z \w | *em* `code` [link](x) <b>hi</b> &amp; ~~s~~ ! v--2 ``q'' ?`"
+)
 
 
 def tricky_table() -> BenchmarkTable:
@@ -113,7 +115,8 @@ def test_latex_escapes_every_special_character_of_the_data() -> None:
         r"A\&B 100\% \$5 \#1 a\_b \{x\} \textasciitilde{}y \textasciicircum{}z "
         r"\textbackslash{}w | *em* `code` [link](x) \textless{}b\textgreater{}hi"
         r"\textless{}/b\textgreater{} \&amp; "
-        r"\textasciitilde{}\textasciitilde{}s\textasciitilde{}\textasciitilde{} !"
+        r"\textasciitilde{}\textasciitilde{}s\textasciitilde{}\textasciitilde{} ! "
+        r"v-{}-2 `{}`q'{}' ?{}`"  # no ligature: --, `` and '', ?` print as typed
     )
     assert row == f"1 & {expected_name} & 12.5 & [11.02, 13.98] & third party \\\\"
     assert latex_text(expected_name) == TRICKY
