@@ -270,9 +270,7 @@ def shared_services(settings: Settings) -> SharedServices:
         cost_cache_bytes=settings.cost_cache_bytes,
         answer_cache_bytes=settings.response_cache_bytes,
     )
-    return SharedServices(
-        graphql, budgets, PersistedQueries(documents, settings.document_limits, trusted), slots
-    )
+    return SharedServices(graphql, budgets, PersistedQueries(documents, graphql, trusted), slots)
 
 
 def trusted_of(settings: Settings) -> dict[str, str] | None:

@@ -11,8 +11,7 @@ import httpx
 import pytest
 from redis.asyncio import Redis
 
-from request_limits.budgets import BucketPolicy, Budgets, LocalBudgets
-from request_limits.redis_budgets import RedisBudgets
+from request_limits import BucketPolicy, Budgets, LocalBudgets, RedisBudgets
 from server.settings import Settings
 from tests.conftest import free_port, redis_server
 
