@@ -22,7 +22,7 @@ from request_limits.document import (
     selected_operation,
     too_many_tokens,
 )
-from request_limits.shared import Argument, InProcess, InRedis, RedisReachability, Script, Shared
+from request_limits.shared import Argument, InProcess, InRedis, RedisReachability, Shared, Step
 
 __all__ = [
     "REFUSED_COST",
@@ -39,8 +39,8 @@ __all__ = [
     "LocalBudgets",
     "RedisBudgets",
     "RedisReachability",
-    "Script",
     "Shared",
+    "Step",
     "held_bytes",
     "limit_rules",
     "nests_past",

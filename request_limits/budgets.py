@@ -19,15 +19,15 @@ failed, and one that it is back.
 import logging
 import math
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from cachetools import LRUCache
 from redis.asyncio import Redis
 
 from api_errors import ApiError, ErrorCode
-from request_limits.shared import InProcess, InRedis, RedisReachability, Script, Shared
+from request_limits.shared import Argument, InProcess, InRedis, RedisReachability, Shared, Step
 
 log = logging.getLogger("almanac.limits")
 
@@ -98,8 +98,7 @@ def _read_take(answer: Any) -> tuple[bool, float]:
 # Returns {allowed (1/0), level afterwards as a string (Lua numbers lose their fraction)}.
 # `at` is kept as the caller wrote it: tostring() keeps 14 digits, a tenth of a millisecond of
 # wall-clock seconds, which would drift each bucket's level a little with every request.
-TAKE = Script(
-    """
+TAKE = """
 local capacity = tonumber(ARGV[1])
 local rate = tonumber(ARGV[2])
 local cost = tonumber(ARGV[3])
@@ -116,9 +115,11 @@ end
 redis.call('HSET', KEYS[1], 'level', tostring(level), 'at', ARGV[4])
 redis.call('PEXPIRE', KEYS[1], math.ceil(level / rate * 1000) + 1000)
 return {allowed, tostring(level)}
-""",
-    _read_take,
-)
+"""
+
+
+def _take_args(bucket: str, cost: int, policy: BucketPolicy, now: float) -> list[Argument]:
+    return [policy.capacity, policy.restore_rate, cost, now]
 
 
 def poured(level: float, cost: int, capacity: int) -> tuple[bool, float]:
@@ -144,19 +145,31 @@ class Budgets:
     ) -> None:
         self.shared = shared
         self.clock = clock
-        self._buckets: LRUCache[str, tuple[float, float]] = LRUCache(maxsize=max_buckets)
+        self.max_buckets = max_buckets
+        # Each bucket's level and when it was last poured, least recently charged first.
+        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
+        self._take = Step(
+            TAKE, _read_take, keys=self._keys, args=_take_args, here=self._poured_here
+        )
 
     async def take(self, bucket: str, cost: int, policy: BucketPolicy) -> Allowance:
         """Pour `cost` into the bucket if it fits; say how full the bucket is afterwards."""
         now = self.clock()
-        allowed, level = await self.shared.run(
-            TAKE,
-            [self.shared.key(f"budget:{bucket}")],
-            [policy.capacity, policy.restore_rate, cost, now],
-            here=lambda: self._poured_here(bucket, cost, policy, now),
-        )
-        self._buckets[bucket] = (level, now)
+        allowed, level = await self.shared.run(self._take, bucket, cost, policy, now)
+        self._hold(bucket, level, now)
         return Allowance(allowed=allowed, cost=cost, policy=policy, level=level)
+
+    def _keys(self, bucket: str, cost: int, policy: BucketPolicy, now: float) -> list[str]:
+        return [self.shared.key(f"budget:{bucket}")]
+
+    def _hold(self, bucket: str, level: float, now: float) -> None:
+        """Keep the bucket's level (the one to meter from while Redis fails); forget the least
+        recently charged bucket past `max_buckets`."""
+        buckets = self._buckets
+        buckets[bucket] = (level, now)
+        buckets.move_to_end(bucket)
+        if len(buckets) > self.max_buckets:
+            buckets.popitem(last=False)
 
     def _poured_here(
         self, bucket: str, cost: int, policy: BucketPolicy, now: float

@@ -2,22 +2,23 @@
 protocol (`Shared`) and its two places (`InProcess`, `InRedis`). Budgets, persisted queries and
 subscriptions' slots each keep their state through it.
 
-Each step on shared state is atomic and written twice: as a Lua script Redis runs whole
-(`Script`), and as the same step in Python for this process (`here`). In process, only `here`
-runs. In Redis, the script runs; if Redis fails, one warning says so (and one that it is back,
-however many steps fail in between: `RedisReachability`), and the step gives what its user
-says to give meanwhile: by default `here`, so the API stays up with its state in this process.
+Each step on shared state is atomic and written twice (`Step`): as a Lua script Redis runs
+whole, and as the same step in Python for this process. In process, only the Python runs. In
+Redis, the script runs; if Redis fails, one warning says so (and one that it is back, however
+many steps fail in between: `RedisReachability`), and the step gives what its user says to give
+meanwhile: by default the step in this process, so the API stays up with its state here.
 """
 
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, ParamSpec, Protocol, TypeVar
 
 from redis.asyncio import Redis
 from redis.commands.core import AsyncScript
 from redis.exceptions import RedisError
 
+P = ParamSpec("P")
 T = TypeVar("T")
 
 Argument = str | bytes | int | float
@@ -25,12 +26,18 @@ Argument = str | bytes | int | float
 
 
 @dataclass(frozen=True)
-class Script(Generic[T]):
-    """One atomic step on shared state, as Redis runs it: its Lua source, and its answer read
-    as the step's users read the step in this process."""
+class Step(Generic[P, T]):
+    """One atomic step on shared state, written for both places: in Redis, `lua` run whole on
+    `keys(...)` with `args(...)`, its answer read by `read`; in this process, `here(...)`.
+    While Redis fails it gives `down(...)` (by default `here`). Made once per user (its `here`
+    is the user's own state): a step taken builds nothing it does not use."""
 
     lua: str
     read: Callable[[Any], T]
+    keys: Callable[P, Sequence[str]]
+    args: Callable[P, Sequence[Argument]]
+    here: Callable[P, T]
+    down: Callable[P, T] | None = None
 
 
 class Shared(Protocol):
@@ -42,16 +49,8 @@ class Shared(Protocol):
     def key(self, name: str) -> str:
         """The key `name` is kept under (Redis keys carry the configured prefix)."""
 
-    async def run(
-        self,
-        script: "Script[T]",
-        keys: Sequence[str],
-        args: Sequence[Argument],
-        here: Callable[[], T],
-        down: Callable[[], T] | None = None,
-    ) -> T:
-        """The step's answer: `script` on `keys` and `args` where the state is shared, else
-        `here`; `down` (by default `here`) while Redis fails."""
+    async def run(self, step: Step[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+        """The step's answer, taken where the state is kept."""
 
     async def close(self) -> None: ...
 
@@ -64,15 +63,8 @@ class InProcess:
     def key(self, name: str) -> str:
         return name
 
-    async def run(
-        self,
-        script: Script[T],
-        keys: Sequence[str],
-        args: Sequence[Argument],
-        here: Callable[[], T],
-        down: Callable[[], T] | None = None,
-    ) -> T:
-        return here()
+    async def run(self, step: Step[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return step.here(*args, **kwargs)
 
     async def close(self) -> None:
         pass
@@ -133,25 +125,18 @@ class InRedis:
     def key(self, name: str) -> str:
         return self.prefix + name
 
-    async def run(
-        self,
-        script: Script[T],
-        keys: Sequence[str],
-        args: Sequence[Argument],
-        here: Callable[[], T],
-        down: Callable[[], T] | None = None,
-    ) -> T:
-        registered = self._scripts.get(script.lua)
-        if registered is None:
-            registered = self._scripts[script.lua] = self.redis.register_script(script.lua)
+    async def run(self, step: Step[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+        script = self._scripts.get(step.lua)
+        if script is None:
+            script = self._scripts[step.lua] = self.redis.register_script(step.lua)
         try:
-            answer = await registered(keys=list(keys), args=list(args))
+            answer = await script(keys=step.keys(*args, **kwargs), args=step.args(*args, **kwargs))
         except RedisError as error:
             self.reachability.failed(error)
             self.on_failure()
-            return (here if down is None else down)()
+            return (step.here if step.down is None else step.down)(*args, **kwargs)
         self.reachability.answered()
-        return script.read(answer)
+        return step.read(answer)
 
     async def close(self) -> None:
         await self.redis.aclose()

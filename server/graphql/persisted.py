@@ -38,8 +38,8 @@ from request_limits import (
     InProcess,
     InRedis,
     RedisReachability,
-    Script,
     Shared,
+    Step,
     limit_rules,
 )
 from schema import Services, document_problems, known_document, published_types, schema
@@ -59,14 +59,17 @@ def _text(answer: Any) -> str | None:
     return answer.decode() if isinstance(answer, bytes) else None
 
 
+def _sha256(sha256: str) -> list[Argument]:
+    return [sha256]
+
+
 # KEYS: the texts (a hash of SHA-256 to text), when each was last used (a sorted set of SHA-256
 # by tick), the store's tally (a hash: `bytes` held, and `tick`, its clock).
 # ARGV: the SHA-256, the text, the most bytes held, the bytes counted an entry beyond its own.
 # A text larger than an eighth of the store is not kept (as in process: a few huge texts must
 # not push out all the others). A new text is counted, then the least recently used are let go
 # until the store fits; a text it holds already is only marked used. Returns 1 if it was new.
-PUT = Script(
-    """
+PUT = """
 local sha, text = ARGV[1], ARGV[2]
 local most, overhead = tonumber(ARGV[3]), tonumber(ARGV[4])
 local size = #sha + #text + overhead
@@ -91,28 +94,23 @@ while held > most do
   held = redis.call('HINCRBY', KEYS[3], 'bytes', -freed)
 end
 return 1
-""",
-    lambda answer: None,
-)
+"""
 
 # KEYS as PUT's; ARGV: the SHA-256. The text, marked used (nil: none).
-GET = Script(
-    """
+GET = """
 local text = redis.call('HGET', KEYS[1], ARGV[1])
 if text then
   redis.call('ZADD', KEYS[2], 'XX', redis.call('HINCRBY', KEYS[3], 'tick', 1), ARGV[1])
 end
 return text
-""",
-    _text,
-)
+"""
 
 REDIS_ENTRY_BYTES = 200
 """What Redis spends to hold an entry beyond its text and SHA-256 (the hash's and the sorted
 set's entries, the SHA-256 held twice), counted towards the store's bound."""
 
 
-def _missed() -> None:
+def _missed(*args: object) -> None:
     """While Redis fails, a document is not found (and not kept): its client sends the text
     again, as for any unknown hash."""
 
@@ -126,17 +124,24 @@ class Documents:
         self.max_bytes = max_bytes
         self.keys = [shared.key("apq:texts"), shared.key("apq:used"), shared.key("apq:tally")]
         self._texts: BoundedCache[str, str] = BoundedCache(max_bytes, sys.getsizeof)
+        self._get = Step(
+            GET, _text, keys=self._keys, args=_sha256, here=self._texts.get, down=_missed
+        )
+        self._put = Step(
+            PUT, _missed, keys=self._keys, args=self._put_args, here=self._kept, down=_missed
+        )
 
     async def get(self, sha256: str) -> str | None:
-        return await self.shared.run(
-            GET, self.keys, [sha256], here=lambda: self._texts.get(sha256), down=_missed
-        )
+        return await self.shared.run(self._get, sha256)
 
     async def put(self, sha256: str, text: str) -> None:
-        arguments: list[Argument] = [sha256, text, self.max_bytes, REDIS_ENTRY_BYTES]
-        await self.shared.run(
-            PUT, self.keys, arguments, here=lambda: self._kept(sha256, text), down=_missed
-        )
+        await self.shared.run(self._put, sha256, text)
+
+    def _keys(self, sha256: str, *text: str) -> list[str]:
+        return self.keys
+
+    def _put_args(self, sha256: str, text: str) -> list[Argument]:
+        return [sha256, text, self.max_bytes, REDIS_ENTRY_BYTES]
 
     def _kept(self, sha256: str, text: str) -> None:
         self._texts.put(sha256, text)

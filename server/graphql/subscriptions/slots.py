@@ -27,7 +27,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from request_limits import InProcess, InRedis, RedisReachability, Script, Shared
+from request_limits import Argument, InProcess, InRedis, RedisReachability, Shared, Step
 
 log = logging.getLogger("almanac.subscriptions")
 
@@ -44,8 +44,7 @@ def _admitted(answer: Any) -> tuple[bool, int]:
 
 # KEYS[1]: the client's leases. ARGV: now, the new lease's expiry, bound, stream, key seconds.
 # Returns {admitted (1/0), leases held (with the new one if admitted)}.
-TAKE = Script(
-    """
+TAKE = """
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
 local held = redis.call('ZCARD', KEYS[1])
 if held >= tonumber(ARGV[3]) then
@@ -54,27 +53,26 @@ end
 redis.call('ZADD', KEYS[1], ARGV[2], ARGV[4])
 redis.call('EXPIRE', KEYS[1], ARGV[5])
 return {1, held + 1}
-""",
-    _admitted,
-)
+"""
 
 # KEYS[1]: the client's leases. ARGV: the lease's new expiry, stream, key seconds. Added again
 # if it lapsed (Redis out of reach for a while): the stream is open, so it is counted.
-RENEW = Script(
-    """
+RENEW = """
 redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 return 1
-""",
-    lambda answer: None,
-)
+"""
 
 # KEYS[1]: the client's leases. ARGV: the stream ended (if Redis fails, its lease lapses).
-RELEASE = Script("return redis.call('ZREM', KEYS[1], ARGV[1])", lambda answer: None)
+RELEASE = "return redis.call('ZREM', KEYS[1], ARGV[1])"
 
 
-def _nothing() -> None:
-    return None
+def _nothing(*args: object) -> None:
+    """What renewing or giving back a lease gives (in this process, there is no lease)."""
+
+
+def _lease(key: str, *args: object) -> list[str]:
+    return [key]
 
 
 class AllTaken(Exception):
@@ -103,6 +101,11 @@ class Slots:
         # An idle client's set goes once its last lease could have lapsed (with room for skew).
         self.key_seconds = math.ceil(2 * lease_seconds) + 1
         self.open: Counter[str] = Counter()
+        self._take = Step(
+            TAKE, _admitted, keys=self._take_keys, args=self._take_args, here=self._admitted_here
+        )
+        self._renew = Step(RENEW, _nothing, keys=_lease, args=self._renew_args, here=_nothing)
+        self._release = Step(RELEASE, _nothing, keys=_lease, args=_stream, here=_nothing)
 
     def key(self, client: str) -> str:
         return self.shared.key(f"subscriptions:{client}")
@@ -110,18 +113,12 @@ class Slots:
     @contextlib.asynccontextmanager
     async def held(self, client: str, bound: int) -> AsyncIterator[None]:
         """One of `client`'s slots, held while the block runs; AllTaken if it holds `bound`."""
-        stream, key = uuid.uuid4().hex, self.key(client)
-        now = self.clock()
-        admitted, held = await self.shared.run(
-            TAKE,
-            [key],
-            [now, now + self.lease_seconds, bound, stream, self.key_seconds],
-            here=lambda: (self.open[client] < bound, self.open[client]),
-        )
+        stream = uuid.uuid4().hex
+        admitted, held = await self.shared.run(self._take, client, bound, stream, self.clock())
         if not admitted:
             raise AllTaken(held)
         self.open[client] += 1
-        renewing = None
+        key, renewing = self.key(client), None
         if self.shared.everywhere:
             renewing = asyncio.create_task(self.renew_every(key, stream))
         try:
@@ -131,13 +128,24 @@ class Slots:
             if renewing is not None:
                 renewing.cancel()
                 await asyncio.gather(renewing, return_exceptions=True)
-                await self.shared.run(RELEASE, [key], [stream], here=_nothing)
+                await self.shared.run(self._release, key, stream)
 
     async def renew_every(self, key: str, stream: str) -> None:
         while True:
             await asyncio.sleep(self.renew_seconds)
-            expiry = self.clock() + self.lease_seconds
-            await self.shared.run(RENEW, [key], [expiry, stream, self.key_seconds], here=_nothing)
+            await self.shared.run(self._renew, key, stream)
+
+    def _admitted_here(self, client: str, bound: int, stream: str, now: float) -> tuple[bool, int]:
+        return self.open[client] < bound, self.open[client]
+
+    def _take_keys(self, client: str, bound: int, stream: str, now: float) -> list[str]:
+        return [self.key(client)]
+
+    def _take_args(self, client: str, bound: int, stream: str, now: float) -> list[Argument]:
+        return [now, now + self.lease_seconds, bound, stream, self.key_seconds]
+
+    def _renew_args(self, key: str, stream: str) -> list[Argument]:
+        return [self.clock() + self.lease_seconds, stream, self.key_seconds]
 
 
 class LocalSlots(Slots):
@@ -165,6 +173,10 @@ class RedisSlots(Slots):
         )
         shared = InRedis(redis, prefix, reachability)
         super().__init__(shared, clock, lease_seconds, renew_seconds)
+
+
+def _stream(key: str, stream: str) -> list[Argument]:
+    return [stream]
 
 
 def release(open_streams: Counter[str], client: str) -> None:
