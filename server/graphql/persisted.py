@@ -110,6 +110,10 @@ REDIS_ENTRY_BYTES = 200
 set's entries, the SHA-256 held twice), counted towards the store's bound."""
 
 
+def _ignored(answer: object) -> None:
+    """PUT's answer (whether the text was new) tells its caller nothing."""
+
+
 def _missed(*args: object) -> None:
     """While Redis fails, a document is not found (and not kept): its client sends the text
     again, as for any unknown hash."""
@@ -128,7 +132,7 @@ class Documents:
             GET, _text, keys=self._keys, args=_sha256, here=self._texts.get, down=_missed
         )
         self._put = Step(
-            PUT, _missed, keys=self._keys, args=self._put_args, here=self._kept, down=_missed
+            PUT, _ignored, keys=self._keys, args=self._put_args, here=self._kept, down=_missed
         )
 
     async def get(self, sha256: str) -> str | None:

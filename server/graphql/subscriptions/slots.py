@@ -75,6 +75,10 @@ def _lease(key: str, *args: object) -> list[str]:
     return [key]
 
 
+def _stream(key: str, stream: str) -> list[Argument]:
+    return [stream]
+
+
 class AllTaken(Exception):
     """The client holds its most streams already: `held` of them."""
 
@@ -173,10 +177,6 @@ class RedisSlots(Slots):
         )
         shared = InRedis(redis, prefix, reachability)
         super().__init__(shared, clock, lease_seconds, renew_seconds)
-
-
-def _stream(key: str, stream: str) -> list[Argument]:
-    return [stream]
 
 
 def release(open_streams: Counter[str], client: str) -> None:
