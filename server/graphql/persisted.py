@@ -22,6 +22,7 @@ import hashlib
 import logging
 import re
 import sys
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -135,11 +136,12 @@ class Documents:
             PUT, _ignored, keys=self._keys, args=self._put_args, here=self._kept, down=_missed
         )
 
-    async def get(self, sha256: str) -> str | None:
-        return await self.shared.run(self._get, sha256)
+    # The step's own coroutine, awaited by the caller: one frame fewer on every hit.
+    def get(self, sha256: str) -> Awaitable[str | None]:
+        return self.shared.run(self._get, sha256)
 
-    async def put(self, sha256: str, text: str) -> None:
-        await self.shared.run(self._put, sha256, text)
+    def put(self, sha256: str, text: str) -> Awaitable[None]:
+        return self.shared.run(self._put, sha256, text)
 
     def _keys(self, sha256: str, *text: str) -> list[str]:
         return self.keys
