@@ -4,7 +4,14 @@ its client's budget of points.
 Other packages import from here, never from the modules inside (import-linter checks it)."""
 
 from request_limits.bounded_cache import BoundedCache
-from request_limits.budgets import Allowance, BucketPolicy, Budgets, LocalBudgets, throttled_error
+from request_limits.budgets import (
+    Allowance,
+    BucketPolicy,
+    Budgets,
+    LocalBudgets,
+    RedisBudgets,
+    throttled_error,
+)
 from request_limits.cost import REFUSED_COST, ListSizes, query_cost
 from request_limits.document import (
     DocumentLimits,
@@ -15,21 +22,25 @@ from request_limits.document import (
     selected_operation,
     too_many_tokens,
 )
-from request_limits.redis_budgets import RedisBudgets
-from request_limits.redis_reachability import RedisReachability
+from request_limits.shared import Argument, InProcess, InRedis, RedisReachability, Shared, Step
 
 __all__ = [
     "REFUSED_COST",
     "Allowance",
+    "Argument",
     "BoundedCache",
     "BucketPolicy",
     "Budgets",
     "DocumentLimits",
     "FragmentCycles",
+    "InProcess",
+    "InRedis",
     "ListSizes",
     "LocalBudgets",
     "RedisBudgets",
     "RedisReachability",
+    "Shared",
+    "Step",
     "held_bytes",
     "limit_rules",
     "nests_past",

@@ -3,17 +3,33 @@
 Each request pours its cost into the client's bucket, which drains at a steady rate (the
 restore rate). A request that would overflow the bucket is refused until enough has drained.
 `remaining` is the room left in the bucket: the most a request may cost right now.
+
+The buckets are kept in this process (`LocalBudgets`), or in Redis for every API process
+(`RedisBudgets`), through request_limits.shared: there one atomic script drains and pours, so
+two processes charging the same bucket at once cannot both spend the same points. Time comes
+from the caller's clock (wall-clock seconds with Redis), so processes on different hosts need
+synchronised clocks, as usual. If Redis fails, requests are metered by this process's own
+buckets until it is back: the API stays up, with limits per process. Each of those buckets
+starts where Redis last said the client's bucket was (this process keeps the level of every
+bucket it charged), so a client throttled just before the outage is not handed a full budget
+by it; a client this process never saw starts with a full budget. One warning says Redis
+failed, and one that it is back.
 """
 
+import logging
 import math
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any
 
-from cachetools import LRUCache
+from redis.asyncio import Redis
 
 from api_errors import ApiError, ErrorCode
+from request_limits.shared import Argument, InProcess, InRedis, RedisReachability, Shared, Step
+
+log = logging.getLogger("almanac.limits")
 
 # Buckets kept in memory per process, by default; a forgotten bucket is one that has drained
 # anyway (or belongs to one of very many addresses, which then start full again).
@@ -73,12 +89,37 @@ def throttled_error(cost: int, allowance: Allowance) -> ApiError:
     )
 
 
-class Budgets(Protocol):
-    async def take(self, bucket: str, cost: int, policy: BucketPolicy) -> Allowance:
-        """Pour `cost` into the bucket if it fits; say how full the bucket is afterwards."""
-        ...
+def _read_take(answer: Any) -> tuple[bool, float]:
+    allowed, level = answer
+    return bool(allowed), float(level)
 
-    async def close(self) -> None: ...
+
+# KEYS[1]: the bucket. ARGV: capacity, restore rate (points/s), cost, now (s).
+# Returns {allowed (1/0), level afterwards as a string (Lua numbers lose their fraction)}.
+# `at` is kept as the caller wrote it: tostring() keeps 14 digits, a tenth of a millisecond of
+# wall-clock seconds, which would drift each bucket's level a little with every request.
+TAKE = """
+local capacity = tonumber(ARGV[1])
+local rate = tonumber(ARGV[2])
+local cost = tonumber(ARGV[3])
+local now = tonumber(ARGV[4])
+local state = redis.call('HMGET', KEYS[1], 'level', 'at')
+local level = tonumber(state[1]) or 0
+local at = tonumber(state[2]) or now
+level = math.max(0, level - math.max(0, now - at) * rate)
+local allowed = 0
+if level + cost <= capacity then
+  level = level + cost
+  allowed = 1
+end
+redis.call('HSET', KEYS[1], 'level', tostring(level), 'at', ARGV[4])
+redis.call('PEXPIRE', KEYS[1], math.ceil(level / rate * 1000) + 1000)
+return {allowed, tostring(level)}
+"""
+
+
+def _take_args(bucket: str, cost: int, policy: BucketPolicy, now: float) -> list[Argument]:
+    return [policy.capacity, policy.restore_rate, cost, now]
 
 
 def poured(level: float, cost: int, capacity: int) -> tuple[bool, float]:
@@ -92,25 +133,81 @@ def drained(level: float, seconds: float, policy: BucketPolicy) -> float:
     return max(0.0, level - max(0.0, seconds) * policy.restore_rate)
 
 
-class LocalBudgets:
-    """Buckets in this process: right for one process, or as the fallback when Redis fails."""
+class Budgets:
+    """Buckets kept where `shared` keeps them; this process also keeps the level each bucket it
+    charged was left at (what it meters from while Redis fails)."""
+
+    def __init__(
+        self,
+        shared: Shared,
+        max_buckets: int = LOCAL_BUCKETS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.shared = shared
+        self.clock = clock
+        self.max_buckets = max_buckets
+        # Each bucket's level and when it was last poured, least recently charged first.
+        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
+        self._take = Step(
+            TAKE, _read_take, keys=self._keys, args=_take_args, here=self._poured_here
+        )
+
+    async def take(self, bucket: str, cost: int, policy: BucketPolicy) -> Allowance:
+        """Pour `cost` into the bucket if it fits; say how full the bucket is afterwards."""
+        now = self.clock()
+        allowed, level = await self.shared.run(self._take, bucket, cost, policy, now)
+        self._hold(bucket, level, now)
+        return Allowance(allowed=allowed, cost=cost, policy=policy, level=level)
+
+    def _keys(self, bucket: str, cost: int, policy: BucketPolicy, now: float) -> list[str]:
+        return [self.shared.key(f"budget:{bucket}")]
+
+    def _hold(self, bucket: str, level: float, now: float) -> None:
+        """Keep the bucket's level (the one to meter from while Redis fails); forget the least
+        recently charged bucket past `max_buckets`."""
+        buckets = self._buckets
+        buckets[bucket] = (level, now)
+        buckets.move_to_end(bucket)
+        if len(buckets) > self.max_buckets:
+            buckets.popitem(last=False)
+
+    def _poured_here(
+        self, bucket: str, cost: int, policy: BucketPolicy, now: float
+    ) -> tuple[bool, float]:
+        level, then = self._buckets.get(bucket, (0.0, now))
+        return poured(drained(level, now - then, policy), cost, policy.capacity)
+
+    async def close(self) -> None:
+        await self.shared.close()
+
+
+class LocalBudgets(Budgets):
+    """Buckets in this process: right for one process."""
 
     def __init__(
         self, max_buckets: int = LOCAL_BUCKETS, clock: Callable[[], float] = time.monotonic
     ) -> None:
-        self.clock = clock
-        self._buckets: LRUCache[str, tuple[float, float]] = LRUCache(maxsize=max_buckets)
+        super().__init__(InProcess(), max_buckets, clock)
 
-    async def take(self, bucket: str, cost: int, policy: BucketPolicy) -> Allowance:
-        now = self.clock()
-        level, then = self._buckets.get(bucket, (0.0, now))
-        allowed, level = poured(drained(level, now - then, policy), cost, policy.capacity)
-        self._buckets[bucket] = (level, now)
-        return Allowance(allowed=allowed, cost=cost, policy=policy, level=level)
 
-    def hold(self, bucket: str, level: float) -> None:
-        """Say that the bucket holds `level` now (as the shared budgets last said it did)."""
-        self._buckets[bucket] = (level, self.clock())
+class RedisBudgets(Budgets):
+    """Buckets in Redis, shared by every API process; in this process while Redis fails."""
 
-    async def close(self) -> None:
-        pass
+    def __init__(
+        self,
+        redis: Redis,
+        prefix: str,
+        clock: Callable[[], float] = time.time,
+        on_failure: Callable[[], None] = lambda: None,
+        on_reachable: Callable[[bool], None] = lambda reachable: None,
+        max_buckets: int = LOCAL_BUCKETS,
+    ) -> None:
+        self.redis = redis
+        reachability = RedisReachability(
+            log,
+            down="budgets are metered in this process until it is back, each from its last "
+            "level known here",
+            back="budgets are shared by every process again",
+            report=on_reachable,
+        )
+        super().__init__(InRedis(redis, prefix, reachability, on_failure), max_buckets, clock)

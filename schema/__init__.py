@@ -4,7 +4,6 @@ run through the almanac's extensions (see schema.extensions).
 Other packages import from here, never from the modules inside (import-linter checks it)."""
 
 from schema.almanac import AlmanacSchema, almanac_schema, schema
-from schema.changes import encode_change_cursor
 from schema.context import Context, new_context
 from schema.extensions.answer_reuse import kept_answer
 from schema.extensions.document_checks import known_document, parsed_or_refused
@@ -20,35 +19,27 @@ from schema.extensions.services import (
 from schema.identity import Identity
 from schema.json import digest, encode_json
 from schema.stability import breaking_changes, document_problems, published_sdl
-from schema.webhook_destinations import Destinations, Refused, Target
-from schema.webhook_events import change_body, change_filter, event_id, new_delivery
+from store import encode_change_cursor
 
 __all__ = [
     "LIST_SIZES",
     "AlmanacSchema",
     "CachedAnswer",
     "Context",
-    "Destinations",
     "Identity",
     "Meter",
     "MeterMode",
     "OperationKey",
-    "Refused",
     "Services",
-    "Target",
     "almanac_schema",
     "breaking_changes",
-    "change_body",
-    "change_filter",
     "digest",
     "document_problems",
     "encode_change_cursor",
     "encode_json",
-    "event_id",
     "kept_answer",
     "known_document",
     "new_context",
-    "new_delivery",
     "operation_key",
     "parsed_or_refused",
     "published_sdl",

@@ -24,26 +24,28 @@ from schema.pagination import (
     Edge,
     PageInfo,
     decode_numbered_cursor,
-    encode_numbered_cursor,
     slice_size,
 )
-from store import INTERNAL_KINDS, BenchmarkDoc, DateTime, EntryDoc, ReadDoc, purge_keys
+from store import (
+    CHANGE_CURSOR_PREFIX,
+    PUBLIC_KINDS,
+    BenchmarkDoc,
+    DateTime,
+    EntryDoc,
+    ReadDoc,
+    encode_change_cursor,
+    purge_keys,
+)
 from store import Change as LoggedChange
 from store import ChangeFilter as StoreChangeFilter
 from store import ChangeKind as StoreChangeKind
 
-CURSOR_PREFIX = "change:"
 SEQUENCE = re.compile(r"[1-9][0-9]{0,17}")
 """A change's number as its id writes it: below 10^18, within a signed 64-bit integer."""
 
 
-def encode_change_cursor(sequence: int) -> str:
-    """The cursor after the change numbered `sequence` (0: before the first)."""
-    return encode_numbered_cursor(CURSOR_PREFIX, sequence)
-
-
 def decode_change_cursor(cursor: str) -> int:
-    sequence = decode_numbered_cursor(CURSOR_PREFIX, cursor)
+    sequence = decode_numbered_cursor(CHANGE_CURSOR_PREFIX, cursor)
     if sequence is None:
         raise ApiError(f"`after` is not a change cursor this API gave out: {shown(cursor)}.")
     return sequence
@@ -81,9 +83,6 @@ class ChangeKind(Enum):
             "(derived from a MODEL_UPDATED or MODEL_CREATED before it; no `subject`)."
         ),
     )
-
-
-PUBLIC_KINDS = frozenset(kind for kind in StoreChangeKind if kind not in INTERNAL_KINDS)
 
 
 @strawberry.input(

@@ -1,5 +1,5 @@
 """Webhooks: a partner's endpoints, sent each change of the almanac they ask for, signed by the
-Standard Webhooks specification (server.webhooks sends them). Any API key manages its own
+Standard Webhooks specification (webhooks.DeliveryWorker sends them). Any API key manages its own
 webhooks, a read key too; an admin key sees and manages every one."""
 
 import time
@@ -11,21 +11,14 @@ import strawberry
 
 from api_errors import ApiError, ErrorCode, shown
 from editing import InvalidInput, control_character
-from schema.changes import PUBLIC_KINDS, ChangeKind, encode_change_cursor
+from schema.changes import ChangeKind
 from schema.context import Context
 from schema.directives import WRITE, page_of, sliced_by
 from schema.identity import Identity
 from schema.pagination import MAX_PAGE_SIZE, Connection, connection, page, slice_size
-from schema.webhook_destinations import Destinations
-from schema.webhook_events import (
-    PING,
-    new_delivery,
-    new_secret,
-    new_webhook_id,
-    ping_body,
-)
+from store import PUBLIC_KINDS, DateTime, DeliveryDoc, WebhookDoc, encode_change_cursor
 from store import ChangeKind as StoreChangeKind
-from store import DateTime, DeliveryDoc, WebhookDoc
+from webhooks import PING, Destinations, new_delivery, new_secret, new_webhook_id, ping_body
 
 MAX_WEBHOOKS_PER_KEY = 20
 MAX_FILTER_SLUGS = 100
@@ -413,11 +406,9 @@ async def _checked_url(info: strawberry.Info[Context], url: str, argument: str) 
 
 
 def _destinations(info: strawberry.Info[Context]) -> Destinations:
-    """The rules the server was configured with (server.app); the strict ones without it."""
-    request = info.context.request
-    app = getattr(request, "app", None)
-    found = getattr(getattr(app, "state", None), "webhook_destinations", None)
-    return found if isinstance(found, Destinations) else Destinations()
+    """The rules the server was configured with (its services); the strict ones without."""
+    services = info.context.services
+    return Destinations() if services is None else services.webhook_destinations
 
 
 def _kinds(kinds: list[ChangeKind] | None) -> list[str] | None:

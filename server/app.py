@@ -66,8 +66,8 @@ from server.resources.front_door import favicon, front_door, guide
 from server.services import SharedServices
 from server.settings import Settings
 from server.transport.shutdown import Drain
-from server.webhooks import DeliveryPolicy, DeliveryWorker, destinations_of
 from store import Store, connect, prepare
+from webhooks import DeliveryPolicy, DeliveryWorker, destinations_of
 
 log = logging.getLogger("almanac")
 
@@ -196,7 +196,7 @@ def create_app(
     app.state.store = observed(store) if store is not None else None
     app.state.services = services
     app.state.drain = drain
-    app.state.webhook_destinations = destinations_of(settings)  # read by createWebhook
+    services.graphql.webhook_destinations = destinations_of(settings)  # read by createWebhook
     app.state.request_log = request_log
     app.state.request_metrics = request_metrics
     app.state.sampled_gauges = sampled_gauges
@@ -270,9 +270,7 @@ def shared_services(settings: Settings) -> SharedServices:
         cost_cache_bytes=settings.cost_cache_bytes,
         answer_cache_bytes=settings.response_cache_bytes,
     )
-    return SharedServices(
-        graphql, budgets, PersistedQueries(documents, settings.document_limits, trusted), slots
-    )
+    return SharedServices(graphql, budgets, PersistedQueries(documents, graphql, trusted), slots)
 
 
 def trusted_of(settings: Settings) -> dict[str, str] | None:

@@ -4,7 +4,16 @@ vocabularies and the bundled dataset.
 
 Other packages import from here, never from the modules inside (import-linter checks it)."""
 
-from store.changes import INTERNAL_KINDS, Change, ChangeFilter, ChangeKind, DataVersion
+from store.changes import (
+    CHANGE_CURSOR_PREFIX,
+    INTERNAL_KINDS,
+    PUBLIC_KINDS,
+    Change,
+    ChangeFilter,
+    ChangeKind,
+    DataVersion,
+    encode_change_cursor,
+)
 from store.client import connect, mongodb_uri_problem, prepare
 from store.dates import (
     DATE_SHAPE,
@@ -77,6 +86,7 @@ from store.vocabulary import (
 )
 
 __all__ = [
+    "CHANGE_CURSOR_PREFIX",
     "DATE_SHAPE",
     "EARLIEST_YEAR",
     "EVERYTHING",
@@ -85,6 +95,7 @@ __all__ = [
     "MONTH_SHAPE",
     "ORDER_FIELDS",
     "PROVENANCE_ID",
+    "PUBLIC_KINDS",
     "SEED_ID",
     "SITE_FIGURES_ID",
     "AlreadyExists",
@@ -136,6 +147,7 @@ __all__ = [
     "YearMonth",
     "as_date",
     "connect",
+    "encode_change_cursor",
     "is_instant",
     "is_month",
     "load_bundled_dataset",

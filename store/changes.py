@@ -12,6 +12,7 @@ computed at one count stays good while none of the subjects it read changed sinc
 """
 
 import asyncio
+import base64
 import logging
 import time
 from collections.abc import Awaitable, Callable, Container, Iterable
@@ -294,3 +295,14 @@ class PruneClock:
             return False
         self._due = time.monotonic() + PRUNE_SECONDS
         return True
+
+
+PUBLIC_KINDS = frozenset(kind for kind in ChangeKind if kind not in INTERNAL_KINDS)
+"""The changes the feed and webhooks tell of: the almanac's data, not the API's own records."""
+CHANGE_CURSOR_PREFIX = "change:"
+
+
+def encode_change_cursor(sequence: int) -> str:
+    """The cursor after the change numbered `sequence` (0: before the first): opaque to
+    clients, the same for the feed, subscriptions, downloads and webhooks' events."""
+    return base64.urlsafe_b64encode(f"{CHANGE_CURSOR_PREFIX}{sequence}".encode()).decode()

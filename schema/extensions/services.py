@@ -13,6 +13,7 @@ from strawberry.types import ExecutionContext
 from request_limits import Allowance, BoundedCache, DocumentLimits, held_bytes
 from schema.json import encode_json
 from store import EVERYTHING
+from webhooks import Destinations
 
 OperationKey = tuple[str, str | None, bytes]
 """What identifies an operation: its answer and its cost depend on nothing else."""
@@ -57,6 +58,7 @@ class Services:
     documents: BoundedCache[str, KnownDocument]
     costs: BoundedCache[OperationKey, int]
     answers: BoundedCache[OperationKey, CachedAnswer] | None = None
+    webhook_destinations: Destinations = field(default_factory=Destinations)  # createWebhook's
 
     @classmethod
     def create(

@@ -18,23 +18,34 @@ The view resolves an operation's text here before the schema runs it (graphql_re
 `documentId` as the persisted query of that hash).
 """
 
-import contextlib
 import hashlib
+import logging
 import re
 import sys
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 import orjson
-from graphql import ASTValidationRule, GraphQLSyntaxError, NoFragmentCyclesRule, parse, validate
+from graphql import ASTValidationRule, GraphQLError, NoFragmentCyclesRule, validate
 from redis.asyncio import Redis
-from redis.exceptions import RedisError
 
 from api_errors import ApiError, ErrorCode, shown
-from request_limits import BoundedCache, DocumentLimits, limit_rules, too_many_tokens
-from schema import document_problems, published_types, schema
+from request_limits import (
+    Argument,
+    BoundedCache,
+    InProcess,
+    InRedis,
+    RedisReachability,
+    Shared,
+    Step,
+    limit_rules,
+)
+from schema import Services, document_problems, known_document, published_types, schema
+
+log = logging.getLogger("almanac.persisted")
 
 Found = Literal["sent", "hit", "registered", "trusted"]
 """How a document was found: sent as text, by a known hash, registered with its hash now, or
@@ -45,34 +56,27 @@ def sha256_hex(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-class DocumentStore(Protocol):
-    async def get(self, sha256: str) -> str | None: ...
-
-    async def put(self, sha256: str, text: str) -> None: ...
+def _text(answer: Any) -> str | None:
+    return answer.decode() if isinstance(answer, bytes) else None
 
 
-class LocalDocuments:
-    """Documents registered with this process, bounded by the bytes they hold."""
-
-    def __init__(self, max_bytes: int) -> None:
-        self._texts: BoundedCache[str, str] = BoundedCache(max_bytes, sys.getsizeof)
-
-    async def get(self, sha256: str) -> str | None:
-        return self._texts.get(sha256)
-
-    async def put(self, sha256: str, text: str) -> None:
-        self._texts.put(sha256, text)
+def _sha256(sha256: str) -> list[Argument]:
+    return [sha256]
 
 
 # KEYS: the texts (a hash of SHA-256 to text), when each was last used (a sorted set of SHA-256
 # by tick), the store's tally (a hash: `bytes` held, and `tick`, its clock).
 # ARGV: the SHA-256, the text, the most bytes held, the bytes counted an entry beyond its own.
-# A new text is counted, then the least recently used are let go until the store fits; a text
-# it holds already is only marked used. Returns 1 if the text was new.
+# A text larger than an eighth of the store is not kept (as in process: a few huge texts must
+# not push out all the others). A new text is counted, then the least recently used are let go
+# until the store fits; a text it holds already is only marked used. Returns 1 if it was new.
 PUT = """
 local sha, text = ARGV[1], ARGV[2]
 local most, overhead = tonumber(ARGV[3]), tonumber(ARGV[4])
 local size = #sha + #text + overhead
+if size > most / 8 then
+  return 0
+end
 redis.call('ZADD', KEYS[2], redis.call('HINCRBY', KEYS[3], 'tick', 1), sha)
 if redis.call('HSETNX', KEYS[1], sha, text) == 0 then
   return 0
@@ -107,32 +111,66 @@ REDIS_ENTRY_BYTES = 200
 set's entries, the SHA-256 held twice), counted towards the store's bound."""
 
 
-class RedisDocuments:
-    """Documents shared by every process, bounded as in process (`max_bytes`, an entry at most
-    an eighth of it); Redis failing means a miss, which clients retry."""
+def _ignored(answer: object) -> None:
+    """PUT's answer (whether the text was new) tells its caller nothing."""
+
+
+def _missed(*args: object) -> None:
+    """While Redis fails, a document is not found (and not kept): its client sends the text
+    again, as for any unknown hash."""
+
+
+class Documents:
+    """Documents registered, kept where `shared` keeps them, bounded by the bytes they hold
+    (least recently used first out), an entry at most an eighth of it."""
+
+    def __init__(self, shared: Shared, max_bytes: int) -> None:
+        self.shared = shared
+        self.max_bytes = max_bytes
+        self.keys = [shared.key("apq:texts"), shared.key("apq:used"), shared.key("apq:tally")]
+        self._texts: BoundedCache[str, str] = BoundedCache(max_bytes, sys.getsizeof)
+        self._get = Step(
+            GET, _text, keys=self._keys, args=_sha256, here=self._texts.get, down=_missed
+        )
+        self._put = Step(
+            PUT, _ignored, keys=self._keys, args=self._put_args, here=self._kept, down=_missed
+        )
+
+    # The step's own coroutine, awaited by the caller: one frame fewer on every hit.
+    def get(self, sha256: str) -> Awaitable[str | None]:
+        return self.shared.run(self._get, sha256)
+
+    def put(self, sha256: str, text: str) -> Awaitable[None]:
+        return self.shared.run(self._put, sha256, text)
+
+    def _keys(self, sha256: str, *text: str) -> list[str]:
+        return self.keys
+
+    def _put_args(self, sha256: str, text: str) -> list[Argument]:
+        return [sha256, text, self.max_bytes, REDIS_ENTRY_BYTES]
+
+    def _kept(self, sha256: str, text: str) -> None:
+        self._texts.put(sha256, text)
+
+
+class LocalDocuments(Documents):
+    """Documents registered with this process."""
+
+    def __init__(self, max_bytes: int) -> None:
+        super().__init__(InProcess(), max_bytes)
+
+
+class RedisDocuments(Documents):
+    """Documents shared by every process; Redis failing means a miss, which clients retry."""
 
     def __init__(self, redis: Redis, prefix: str, max_bytes: int) -> None:
         self.redis = redis
-        self.keys = [f"{prefix}apq:texts", f"{prefix}apq:used", f"{prefix}apq:tally"]
-        self.max_bytes = max_bytes
-        self._put = redis.register_script(PUT)
-        self._get = redis.register_script(GET)
-
-    async def get(self, sha256: str) -> str | None:
-        try:
-            text = await self._get(keys=self.keys, args=[sha256])
-        except RedisError:
-            return None
-        return text.decode() if isinstance(text, bytes) else None
-
-    async def put(self, sha256: str, text: str) -> None:
-        encoded = text.encode()
-        if len(sha256) + len(encoded) + REDIS_ENTRY_BYTES > self.max_bytes // 8:
-            return  # As in process: a few huge texts must not push out all the others.
-        with contextlib.suppress(RedisError):
-            await self._put(
-                keys=self.keys, args=[sha256, encoded, self.max_bytes, REDIS_ENTRY_BYTES]
-            )
+        reachability = RedisReachability(
+            log,
+            down="persisted queries are not found until it is back (clients send their text)",
+            back="persisted queries are shared by every process again",
+        )
+        super().__init__(InRedis(redis, prefix, reachability), max_bytes)
 
 
 def trusted_manifest(texts: list[str]) -> dict[str, str]:
@@ -192,24 +230,23 @@ def load_trusted_documents(path: Path) -> dict[str, str]:
     return documents
 
 
-def registrable(text: str, limits: DocumentLimits) -> bool:
+def registrable(text: str, services: Services) -> bool:
     """Whether a text may be kept under its hash: it parses and passes the document limits
     (tokens, fragment cycles, depth, aliases), as the pipeline checks them
-    (schema.extensions.document_checks). One that does not is run as sent, and refused there."""
-    if too_many_tokens(text, limits) is not None:
+    (schema.extensions.document_checks). One that does not is run as sent, and refused there.
+    Parsed as the pipeline parses it, once: the pipeline then finds the parse kept."""
+    known = known_document(services, text)
+    if isinstance(known.parsed, GraphQLError):
         return False
-    try:
-        document = parse(text)  # Within the limit: its tokens were counted.
-    except GraphQLSyntaxError:
-        return False
+    limits = services.document_limits
     rules: tuple[type[ASTValidationRule], ...] = (NoFragmentCyclesRule, *limit_rules(limits))
-    return not validate(published_types(schema), document, rules)
+    return not validate(published_types(schema), known.parsed, rules)
 
 
 @dataclass(frozen=True)
 class PersistedQueries:
-    documents: DocumentStore
-    limits: DocumentLimits
+    documents: Documents
+    services: Services
     trusted: dict[str, str] | None = None
 
     async def document_text(
@@ -244,7 +281,7 @@ class PersistedQueries:
                 "The persisted query's sha256Hash is not the SHA-256 of the query sent with it.",
                 code=ErrorCode.PERSISTED_QUERY_HASH_MISMATCH,
             )
-        if not registrable(query, self.limits):
+        if not registrable(query, self.services):
             return query, "sent"
         await self.documents.put(sha256, query)
         return query, "registered"

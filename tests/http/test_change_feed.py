@@ -7,9 +7,9 @@ from typing import Any
 import httpx
 import pytest
 
-from schema.changes import encode_change_cursor
 from server.app import create_app
 from server.settings import Settings
+from store import encode_change_cursor
 from store.mongo import MongoStore
 from store.queries import Store
 from store.sqlite import SqliteStore

@@ -12,6 +12,7 @@ import pytest
 from starlette.applications import Starlette
 
 from api_errors import ApiError, ErrorCode
+from schema import Services
 from server.api_keys import create_key
 from server.app import create_app
 from server.graphql.persisted import (
@@ -179,8 +180,13 @@ async def test_a_request_without_a_query_or_a_hash_is_refused(
 
 
 async def test_each_way_a_document_is_found_is_named() -> None:
-    limits = Settings().document_limits
-    queries = PersistedQueries(LocalDocuments(1 << 20), limits)
+    services = Services.create(
+        Settings().document_limits,
+        document_cache_bytes=1 << 20,
+        cost_cache_bytes=1 << 20,
+        answer_cache_bytes=0,
+    )
+    queries = PersistedQueries(LocalDocuments(1 << 20), services)
     assert await queries.document_text(COVERAGE, None, may_run_any=False) == (COVERAGE, "sent")
     with pytest.raises(ApiError) as nothing:  # (the view refuses such a request before)
         await queries.document_text(None, None, may_run_any=False)
@@ -195,7 +201,7 @@ async def test_each_way_a_document_is_found_is_named() -> None:
     assert await queries.document_text(None, persisted(COVERAGE), False) == (COVERAGE, "hit")
     refused = "{ " * 3
     assert await queries.document_text(refused, persisted(refused), False) == (refused, "sent")
-    trusted = PersistedQueries(LocalDocuments(1 << 20), limits, trusted_manifest([COVERAGE]))
+    trusted = PersistedQueries(LocalDocuments(1 << 20), services, trusted_manifest([COVERAGE]))
     assert await trusted.document_text(COVERAGE, None, may_run_any=False) == (COVERAGE, "trusted")
 
 

@@ -11,8 +11,7 @@ import httpx
 import pytest
 from redis.asyncio import Redis
 
-from request_limits.budgets import BucketPolicy, Budgets, LocalBudgets
-from request_limits.redis_budgets import RedisBudgets
+from request_limits import BucketPolicy, Budgets, LocalBudgets, RedisBudgets
 from server.settings import Settings
 from tests.conftest import free_port, redis_server
 
@@ -180,3 +179,12 @@ async def test_redis_failure_falls_back_to_this_process(clock: Clock) -> None:
 def test_a_bucket_that_could_never_serve_is_refused(capacity: int, restore_rate: float) -> None:
     with pytest.raises(ValueError, match="a bucket"):
         BucketPolicy(capacity, restore_rate)
+
+
+async def test_past_its_most_buckets_the_least_recently_charged_is_forgotten(clock: Clock) -> None:
+    budgets = LocalBudgets(max_buckets=2, clock=clock)
+    for bucket in ("key:a", "key:b", "key:a"):  # a charged last: b is the least recent
+        await budgets.take(bucket, 100 if bucket == "key:b" else 50, POLICY)
+    await budgets.take("key:c", 100, POLICY)
+    assert (await budgets.take("key:b", 0, POLICY)).remaining == 100  # forgotten: full again
+    assert (await budgets.take("key:c", 0, POLICY)).remaining == 0  # kept

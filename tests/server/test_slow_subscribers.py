@@ -25,10 +25,10 @@ from websockets.frames import Close
 from websockets.http11 import Response
 from websockets.uri import parse_uri
 
-from schema.changes import encode_change_cursor
 from server.api_keys import create_key
 from server.graphql.view import AlmanacGraphQL
 from server.settings import Settings
+from store import encode_change_cursor
 from store.queries import Store
 from tests.server.test_subscriptions import events, newest_cursor, serving, websocket
 from tests.store.test_changes import changed

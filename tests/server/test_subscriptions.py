@@ -30,7 +30,6 @@ from starlette.routing import WebSocketRoute
 from websockets import Subprotocol
 
 from api_errors import ApiError, ErrorCode
-from schema.changes import encode_change_cursor
 from server.api_keys import create_key
 from server.app import create_app
 from server.charges import MINIMUM
@@ -38,6 +37,7 @@ from server.graphql.subscriptions import protocols as subscriptions
 from server.graphql.subscriptions.slots import LEASE_SECONDS, LocalSlots
 from server.graphql.view import AlmanacGraphQL
 from server.settings import Settings
+from store import encode_change_cursor
 from store.queries import Store
 from tests.conftest import almanac_process, free_port, live_almanac
 from tests.server.test_cli_import import almanac

@@ -6,9 +6,9 @@ import asyncio
 
 import pytest
 
-from schema.webhook_events import new_delivery
 from store import WebhookDoc
 from store.queries import Store
+from webhooks import new_delivery
 
 
 def endpoint(webhook_id: str, owner: str = "partner") -> WebhookDoc:

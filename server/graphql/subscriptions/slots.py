@@ -10,9 +10,9 @@ within LEASE_SECONDS and their slots come back. Time comes from the caller's clo
 seconds), so processes on different hosts need synchronised clocks, as budgets do.
 
 If Redis fails, streams are counted in this process alone until it is back (the API stays up,
-with the bound per process), as budgets are (request_limits.RedisBudgets). A stream admitted
-then is still renewed, so it holds a lease once Redis answers again. One warning says Redis
-failed, and one that it is back.
+with the bound per process), as budgets are (request_limits.shared keeps both). A stream
+admitted then is still renewed, so it holds a lease once Redis answers again. One warning says
+Redis failed, and one that it is back.
 """
 
 import asyncio
@@ -23,12 +23,11 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
-from typing import Protocol
+from typing import Any
 
 from redis.asyncio import Redis
-from redis.exceptions import RedisError
 
-from request_limits import RedisReachability
+from request_limits import Argument, InProcess, InRedis, RedisReachability, Shared, Step
 
 log = logging.getLogger("almanac.subscriptions")
 
@@ -36,6 +35,12 @@ LEASE_SECONDS = 60.0
 """How long a lease lasts unless renewed: the most a killed process's slots stay taken."""
 RENEW_SECONDS = 15.0
 """How often an open stream renews its lease: three renewals may fail before it lapses."""
+
+
+def _admitted(answer: Any) -> tuple[bool, int]:
+    admitted, held = answer
+    return bool(admitted), int(held)
+
 
 # KEYS[1]: the client's leases. ARGV: now, the new lease's expiry, bound, stream, key seconds.
 # Returns {admitted (1/0), leases held (with the new one if admitted)}.
@@ -58,6 +63,21 @@ redis.call('EXPIRE', KEYS[1], ARGV[3])
 return 1
 """
 
+# KEYS[1]: the client's leases. ARGV: the stream ended (if Redis fails, its lease lapses).
+RELEASE = "return redis.call('ZREM', KEYS[1], ARGV[1])"
+
+
+def _nothing(*args: object) -> None:
+    """What renewing or giving back a lease gives (in this process, there is no lease)."""
+
+
+def _lease(key: str, *args: object) -> list[str]:
+    return [key]
+
+
+def _stream(key: str, stream: str) -> list[Argument]:
+    return [stream]
+
 
 class AllTaken(Exception):
     """The client holds its most streams already: `held` of them."""
@@ -67,33 +87,79 @@ class AllTaken(Exception):
         self.held = held
 
 
-class Slots(Protocol):
-    @property
-    def open(self) -> Counter[str]:
-        """The streams open in this process, by client."""
+class Slots:
+    """Slots counted where `shared` keeps them: with leases that lapse unless renewed when
+    every process shares them; `open` counts this process's streams, by client."""
 
-    def held(self, client: str, bound: int) -> contextlib.AbstractAsyncContextManager[None]:
-        """One of `client`'s slots, held while the block runs; AllTaken if it holds `bound`."""
-
-
-class LocalSlots:
-    """Slots counted in this process: right for one process."""
-
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        shared: Shared,
+        clock: Callable[[], float] = time.time,
+        lease_seconds: float = LEASE_SECONDS,
+        renew_seconds: float = RENEW_SECONDS,
+    ) -> None:
+        self.shared = shared
+        self.clock = clock
+        self.lease_seconds = lease_seconds
+        self.renew_seconds = renew_seconds
+        # An idle client's set goes once its last lease could have lapsed (with room for skew).
+        self.key_seconds = math.ceil(2 * lease_seconds) + 1
         self.open: Counter[str] = Counter()
+        self._take = Step(
+            TAKE, _admitted, keys=self._take_keys, args=self._take_args, here=self._admitted_here
+        )
+        self._renew = Step(RENEW, _nothing, keys=_lease, args=self._renew_args, here=_nothing)
+        self._release = Step(RELEASE, _nothing, keys=_lease, args=_stream, here=_nothing)
+
+    def key(self, client: str) -> str:
+        return self.shared.key(f"subscriptions:{client}")
 
     @contextlib.asynccontextmanager
     async def held(self, client: str, bound: int) -> AsyncIterator[None]:
-        if self.open[client] >= bound:
-            raise AllTaken(self.open[client])
+        """One of `client`'s slots, held while the block runs; AllTaken if it holds `bound`."""
+        stream = uuid.uuid4().hex
+        admitted, held = await self.shared.run(self._take, client, bound, stream, self.clock())
+        if not admitted:
+            raise AllTaken(held)
         self.open[client] += 1
+        key, renewing = self.key(client), None
+        if self.shared.everywhere:
+            renewing = asyncio.create_task(self.renew_every(key, stream))
         try:
             yield
         finally:
             release(self.open, client)
+            if renewing is not None:
+                renewing.cancel()
+                await asyncio.gather(renewing, return_exceptions=True)
+                await self.shared.run(self._release, key, stream)
+
+    async def renew_every(self, key: str, stream: str) -> None:
+        while True:
+            await asyncio.sleep(self.renew_seconds)
+            await self.shared.run(self._renew, key, stream)
+
+    def _admitted_here(self, client: str, bound: int, stream: str, now: float) -> tuple[bool, int]:
+        return self.open[client] < bound, self.open[client]
+
+    def _take_keys(self, client: str, bound: int, stream: str, now: float) -> list[str]:
+        return [self.key(client)]
+
+    def _take_args(self, client: str, bound: int, stream: str, now: float) -> list[Argument]:
+        return [now, now + self.lease_seconds, bound, stream, self.key_seconds]
+
+    def _renew_args(self, key: str, stream: str) -> list[Argument]:
+        return [self.clock() + self.lease_seconds, stream, self.key_seconds]
 
 
-class RedisSlots:
+class LocalSlots(Slots):
+    """Slots counted in this process: right for one process."""
+
+    def __init__(self) -> None:
+        super().__init__(InProcess())
+
+
+class RedisSlots(Slots):
     """Slots counted in Redis, across every process; in this process while Redis fails."""
 
     def __init__(
@@ -104,72 +170,13 @@ class RedisSlots:
         lease_seconds: float = LEASE_SECONDS,
         renew_seconds: float = RENEW_SECONDS,
     ) -> None:
-        self.redis = redis
-        self.prefix = prefix
-        self.clock = clock
-        self.lease_seconds = lease_seconds
-        self.renew_seconds = renew_seconds
-        # An idle client's set goes once its last lease could have lapsed (with room for skew).
-        self.key_seconds = math.ceil(2 * lease_seconds) + 1
-        self.open: Counter[str] = Counter()
-        self.reachability = RedisReachability(
+        reachability = RedisReachability(
             log,
             down="open subscriptions are counted in this process until it is back",
             back="open subscriptions are counted across every process again",
         )
-        self._take = redis.register_script(TAKE)
-        self._renew = redis.register_script(RENEW)
-
-    def key(self, client: str) -> str:
-        return f"{self.prefix}subscriptions:{client}"
-
-    @contextlib.asynccontextmanager
-    async def held(self, client: str, bound: int) -> AsyncIterator[None]:
-        stream = uuid.uuid4().hex
-        await self.take(client, bound, stream)
-        self.open[client] += 1
-        renewing = asyncio.create_task(self.renew_every(client, stream))
-        try:
-            yield
-        finally:
-            release(self.open, client)
-            renewing.cancel()
-            await asyncio.gather(renewing, return_exceptions=True)
-            try:
-                await self.redis.zrem(self.key(client), stream)
-            except RedisError as error:  # it lapses by itself
-                self.reachability.failed(error)
-
-    async def take(self, client: str, bound: int, stream: str) -> None:
-        now = self.clock()
-        arguments: list[str | int] = [
-            repr(now),
-            repr(now + self.lease_seconds),
-            bound,
-            stream,
-            self.key_seconds,
-        ]
-        try:
-            admitted, held = await self._take(keys=[self.key(client)], args=arguments)
-        except RedisError as error:
-            self.reachability.failed(error)
-            if self.open[client] >= bound:
-                raise AllTaken(self.open[client]) from None
-            return
-        self.reachability.answered()
-        if not admitted:
-            raise AllTaken(int(held))
-
-    async def renew_every(self, client: str, stream: str) -> None:
-        while True:
-            await asyncio.sleep(self.renew_seconds)
-            expiry = repr(self.clock() + self.lease_seconds)
-            try:
-                await self._renew(keys=[self.key(client)], args=[expiry, stream, self.key_seconds])
-            except RedisError as error:
-                self.reachability.failed(error)
-            else:
-                self.reachability.answered()
+        shared = InRedis(redis, prefix, reachability)
+        super().__init__(shared, clock, lease_seconds, renew_seconds)
 
 
 def release(open_streams: Counter[str], client: str) -> None:

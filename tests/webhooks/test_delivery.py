@@ -15,17 +15,16 @@ from typing import Any
 import httpx
 import pytest
 
-from schema.webhook_events import new_delivery
 from schema.webhooks import MAX_WEBHOOKS_PER_KEY
 from server.api_keys import create_key, revoke_key
 from server.app import create_app
 from server.settings import Settings
-from server.webhooks import DeliveryPolicy, DeliveryWorker
 from store import ChangeKind, DeliveryDoc
 from store.queries import Store
 from tests.conftest import GraphQLClient, http_client
 from tests.fake_dns import Dns
 from tests.webhook_receiver import Receiver, webhook_receiver
+from webhooks import DeliveryPolicy, DeliveryWorker, new_delivery
 
 CREATE = """mutation($input: CreateWebhookInput!) {
   createWebhook(input: $input) { secret webhook { id url kinds enabled owner } } }"""

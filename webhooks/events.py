@@ -7,8 +7,16 @@ import time
 
 import orjson
 
-from schema.changes import PUBLIC_KINDS, encode_change_cursor
-from store import INTERNAL_KINDS, Change, ChangeFilter, ChangeKind, DeliveryDoc, WebhookDoc
+from store import (
+    INTERNAL_KINDS,
+    PUBLIC_KINDS,
+    Change,
+    ChangeFilter,
+    ChangeKind,
+    DeliveryDoc,
+    WebhookDoc,
+    encode_change_cursor,
+)
 
 PING = "ping"
 """The kind of a test event (testWebhook): no change, only the endpoint's id."""

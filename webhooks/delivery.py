@@ -10,7 +10,7 @@ past the retry period the endpoint is disabled with its reason (updateWebhook en
 it is once the API key that made it is revoked (checked before each attempt).
 
 Each attempt checks the URL's destination again and connects to the address checked
-(schema.webhook_destinations), and has one deadline for all of it (resolving, connecting,
+(webhooks.destinations), and has one deadline for all of it (resolving, connecting,
 sending, reading the answer). Each endpoint is served by a task of its own: a slow receiver
 holds up only its own deliveries.
 
@@ -29,22 +29,15 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Protocol
 
 import httpx
 from prometheus_client import Counter, Gauge
 from standardwebhooks import Webhook
 
-from schema import (
-    Destinations,
-    Refused,
-    Target,
-    change_body,
-    change_filter,
-    event_id,
-    new_delivery,
-)
-from server.settings import Settings
 from store import Change, DeliveryDoc, Store, WebhookDoc
+from webhooks.destinations import Destinations, Refused, Target
+from webhooks.events import change_body, change_filter, event_id, new_delivery
 
 log = logging.getLogger("almanac.webhooks")
 
@@ -74,6 +67,27 @@ DISABLED = Gauge(
 )
 
 
+class WebhookSettings(Protocol):
+    """What webhooks are configured with (server.settings.Settings holds these, among others)."""
+
+    @property
+    def webhook_retry_seconds(self) -> float: ...
+    @property
+    def webhook_backoff_seconds(self) -> float: ...
+    @property
+    def webhook_max_backoff_seconds(self) -> float: ...
+    @property
+    def webhook_timeout_seconds(self) -> float: ...
+    @property
+    def webhook_lease_seconds(self) -> float: ...
+    @property
+    def webhook_delivery_retention_seconds(self) -> float: ...
+    @property
+    def webhook_allow_http(self) -> bool: ...
+    @property
+    def webhook_allow_private(self) -> bool: ...
+
+
 @dataclass(frozen=True)
 class DeliveryPolicy:
     retry_seconds: float
@@ -85,7 +99,7 @@ class DeliveryPolicy:
     destinations: Destinations
 
     @classmethod
-    def of(cls, settings: Settings) -> "DeliveryPolicy":
+    def of(cls, settings: WebhookSettings) -> "DeliveryPolicy":
         return cls(
             retry_seconds=settings.webhook_retry_seconds,
             backoff_seconds=settings.webhook_backoff_seconds,
@@ -102,7 +116,7 @@ class DeliveryPolicy:
         return random.uniform(0, ceiling)
 
 
-def destinations_of(settings: Settings) -> Destinations:
+def destinations_of(settings: WebhookSettings) -> Destinations:
     return Destinations(
         allow_http=settings.webhook_allow_http, allow_private=settings.webhook_allow_private
     )

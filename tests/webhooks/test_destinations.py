@@ -1,12 +1,12 @@
-"""The webhook destination rules (schema.webhook_destinations), each on its own, through a
+"""The webhook destination rules (webhooks.destinations), each on its own, through a
 resolver the test controls: which URLs, hosts and addresses are refused and in what words, and
 where an allowed attempt connects."""
 
 import pytest
 
-from schema import Destinations, Refused
-from schema.webhook_destinations import MAX_URL_LENGTH
 from tests.fake_dns import Dns
+from webhooks import Destinations, Refused
+from webhooks.destinations import MAX_URL_LENGTH
 
 STRICT = Destinations()
 PRIVATE = Destinations(allow_http=True, allow_private=True)
