@@ -41,6 +41,7 @@ from store.documents import (
     WebhookDoc,
     YearMonth,
 )
+from store.interface import Store
 from store.queries import (
     ORDER_FIELDS,
     PROVENANCE_ID,
@@ -54,16 +55,15 @@ from store.queries import (
     NeighbourhoodRequest,
     Order,
     SeedState,
-    Store,
     StoreUnavailable,
     Write,
     WriteFailed,
     order_key,
     summary_of,
 )
-from store.reads import noting_reads
 from store.seed import load_bundled_dataset
 from store.subjects import EVERYTHING, purge_keys, surrogate_keys
+from store.views import Timer, Tracing, Watch, noting_reads, underlying, watched
 from store.vocabulary import (
     AnswerFormat,
     Kind,
@@ -129,7 +129,10 @@ __all__ = [
     "Store",
     "StoreUnavailable",
     "TaskAvailability",
+    "Timer",
+    "Tracing",
     "TrackedRankDoc",
+    "Watch",
     "WebhookDoc",
     "Write",
     "WriteFailed",
@@ -148,4 +151,6 @@ __all__ = [
     "summary_of",
     "surrogate_keys",
     "too_early",
+    "underlying",
+    "watched",
 ]

@@ -18,8 +18,8 @@ from editing.dataset import (
     read_dataset,
 )
 from editing.importer import import_dataset
+from store import Store
 from store.mongo import MongoStore
-from store.queries import Store
 from store.sqlite import SqliteStore
 from store.sqlite import _replace as sqlite_replace
 from tests.conftest import STORES, empty_store, snapshot

@@ -10,8 +10,8 @@ import pytest
 from schema.changes import encode_change_cursor
 from server.app import create_app
 from server.settings import Settings
+from store import Store
 from store.mongo import MongoStore
-from store.queries import Store
 from store.sqlite import SqliteStore
 from tests.conftest import GraphQLClient, http_client
 from tests.store.test_changes import another_process, changed, take_a_number, write_late

@@ -29,7 +29,7 @@ from schema.changes import encode_change_cursor
 from server.api_keys import create_key
 from server.graphql.view import AlmanacGraphQL
 from server.settings import Settings
-from store.queries import Store
+from store import Store
 from tests.server.test_subscriptions import events, newest_cursor, serving, websocket
 from tests.store.test_changes import changed
 

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from pymongo import ReturnDocument
 
+from store import Store
 from store.changes import (
     Change,
     ChangeFilter,
@@ -18,7 +19,7 @@ from store.changes import (
     first_young_gap,
 )
 from store.mongo import MongoStore
-from store.queries import Collection, Store
+from store.queries import Collection
 from store.sqlite import SqliteStore
 
 GENERAL = "code-interpreter-benchmark-general"

@@ -7,8 +7,7 @@ import asyncio
 import pytest
 
 from schema.webhook_events import new_delivery
-from store import WebhookDoc
-from store.queries import Store
+from store import Store, WebhookDoc
 
 
 def endpoint(webhook_id: str, owner: str = "partner") -> WebhookDoc:

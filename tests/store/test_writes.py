@@ -11,10 +11,10 @@ import pytest
 from editing.changes import Catalog, Stamp, changed_benchmark
 from editing.importer import seed
 from editing.inputs import BenchmarkFields, parse
+from store import Store, noting_reads
 from store.changes import Change, ChangeKind
 from store.documents import CategoryDoc, LeadersDoc, ModelDoc, TrackedRankDoc, YearMonth
-from store.queries import SUMMARY_LEFT_OUT, AlreadyExists, BenchmarkFilter, Collection, Store
-from store.reads import noting_reads
+from store.queries import SUMMARY_LEFT_OUT, AlreadyExists, BenchmarkFilter, Collection
 from store.seed import load_bundled_dataset
 from store.sqlite import SqliteStore
 

@@ -1,4 +1,4 @@
-"""The store's calls are watched through a wrapper each app makes (server.observability.observed_store): timed
+"""The store's calls are watched through a wrapper each app makes (store.views): timed
 where metrics are on, traced where tracing is on, and the store itself is left as it is, so
 another app (or the CLI) sharing it is not watched."""
 
@@ -8,7 +8,7 @@ from starlette.applications import Starlette
 
 from server.app import create_app
 from server.settings import Settings
-from store.queries import Store
+from store import Store
 from tests.conftest import ROUND_TRIPS, http_client
 from tests.server.test_metrics import scrape, value
 from tests.server.test_tracing import QUERY, provider_of
