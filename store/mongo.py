@@ -16,7 +16,6 @@ from pymongo.errors import BulkWriteError, DuplicateKeyError, PyMongoError
 from store import subjects
 from store.changes import (
     GAP_SECONDS,
-    POLL_SECONDS,
     RETENTION,
     Change,
     ChangeDraft,
@@ -80,7 +79,6 @@ ORDERS: dict[str, list[tuple[str, int]]] = {
 }
 NO_ID = {"_id": 0}
 CHANGE_COUNTER = "changes"  # the counters document that numbers the change log
-RETRY_SECONDS = 5.0
 WITHOUT_HISTORY = {"_id": 0, "history": 0}
 # A catalog row's summary: the server sends no entry (store.queries.summary_of).
 SUMMARY = {"_id": 0, **dict.fromkeys(SUMMARY_LEFT_OUT, 0)}
@@ -515,27 +513,7 @@ class MongoStore:
     async def follow_changes(self) -> None:
         """Apply the changes every process logs, as they log them, until cancelled. While the
         log cannot be read, nothing computed from the data is reused."""
-        failing = False
-        while True:
-            try:
-                if not self.follower.started:
-                    self.follower.start((await self.change_bounds())[1])
-                await self.follower.catch_up(self.changes_after)
-                self.version.known, failing = True, False
-                await asyncio.sleep(POLL_SECONDS)
-            except asyncio.CancelledError:
-                raise
-            except PyMongoError as error:
-                self.version.known = False
-                if not failing:
-                    log.warning(
-                        "Cannot read the change log (%s); answers are not reused until it can. "
-                        "Retrying every %.0f s.",
-                        error,
-                        RETRY_SECONDS,
-                    )
-                failing = True
-                await asyncio.sleep(RETRY_SECONDS)
+        await self.follower.follow(self.changes_after, self.change_bounds, (PyMongoError,))
 
     async def changes_after(
         self,

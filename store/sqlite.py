@@ -31,7 +31,6 @@ import orjson
 
 from store import subjects
 from store.changes import (
-    POLL_SECONDS,
     RETENTION,
     Change,
     ChangeDraft,
@@ -780,9 +779,7 @@ class SqliteStore:
 
     async def follow_changes(self) -> None:
         """Apply the changes other processes log, as they log them, until cancelled."""
-        while True:
-            await asyncio.sleep(POLL_SECONDS)
-            await self.follower.catch_up(self.changes_after)
+        await self.follower.follow(self.changes_after, self.change_bounds)
 
     async def changes_after(
         self,
