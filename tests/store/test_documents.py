@@ -1,7 +1,7 @@
 """The store's writes, as the reads see them: a benchmark's maker kept in the column the lab
 filter reads, tracked models placed only on benchmarks still at the revision their places were
 worked out from, and a refused insert naming the unique value it collided with. Found by
-mutation testing of `store/sqlite.py`'s write paths (docs/testing.md)."""
+mutation testing of `store/sqlite/`'s write paths (docs/testing.md)."""
 
 from datetime import UTC, datetime
 from pathlib import Path
