@@ -1,5 +1,8 @@
-"""The store: the only package that knows a database. One interface (`Store`), two
-implementations (MongoDB through motor, the embedded SQLite store), plain documents, the
+"""The store: the only package that knows a database. One interface (`Store`, made of small
+roles: `interface`), two implementations (`mongo/`, MongoDB through motor; `sqlite/`, the
+embedded store), each a module per role; the one view a request and the server read through
+(`views`: reads noted by what each method declares in `reads`, calls timed and traced); the
+change log, the data version and the one way to wait on it (`changes`); plain documents, the
 vocabularies and the bundled dataset.
 
 Other packages import from here, never from the modules inside (import-linter checks it)."""

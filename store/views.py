@@ -84,15 +84,15 @@ class Watch:
             return timed or nullcontext
         if timed is None:
             return lambda: tracing.span(name)
-        return lambda: _both(tracing.span(name), timed())
+        return lambda: _SpanAroundTiming(tracing.span(name), timed())
 
 
-class _both(AbstractContextManager[object]):
+class _SpanAroundTiming(AbstractContextManager[object]):
     """A span around a timing."""
 
     def __init__(
         self, outer: AbstractContextManager[object], inner: AbstractContextManager[object]
-    ):
+    ) -> None:
         self.outer, self.inner = outer, inner
 
     def __enter__(self) -> object:
@@ -124,7 +124,7 @@ class StoreView:
         if not callable(found):
             return found
         call = CALLS.get(name, Call.READ)  # a method not declared: a read without a rule
-        if call is Call.LIFELONG or (call is not Call.READ and self.watch is None):
+        if call is Call.LIFELONG or (call is Call.WRITE and self.watch is None):
             return found
         wrapped = self._cursor(name) if call is Call.CURSOR else self._call(name, call)
         self.__dict__[name] = wrapped  # made once a view: the next lookup finds it

@@ -102,4 +102,9 @@ async def test_a_view_of_a_view_is_one_view_over_the_store_itself(store: Store) 
     assert read == {"benchmark:no-such-benchmark"}
     assert [batch async for batch in noted.documents_in_batches(Collection.LABS, 1000)]
     assert "*" in read  # a read without a rule depends on everything
+    read.clear()
+    assert [
+        batch async for batch in noting_reads(store, read).documents_in_batches(Collection.LABS, 9)
+    ]
+    assert read == {"*"}  # noted without a watch too
     assert timer.counts == {"benchmarks_by_slugs": 1, "replace": 1, "documents_in_batches": 2}
