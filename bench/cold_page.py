@@ -150,7 +150,7 @@ def store_reads_inline() -> Iterator[None]:
     async def inline(self: SqliteStore, work: Callable[[sqlite3.Connection], T]) -> T:
         return work(self._connection)
 
-    SqliteStore._run = inline  # type: ignore[method-assign]
+    SqliteStore._run = inline  # type: ignore[method-assign, assignment]
     try:
         yield
     finally:
@@ -186,7 +186,7 @@ async def store_calls(page: Page, requests: int) -> tuple[float, float, float]:
         finally:
             awaited.append(time.perf_counter() - began)
 
-    SqliteStore._run = timed  # type: ignore[method-assign]
+    SqliteStore._run = timed  # type: ignore[method-assign, assignment]
     try:
         for _ in range(requests):
             await page.through_schema()

@@ -28,7 +28,7 @@ from resolvers.ranking import Board
 from resolvers.tracking import TrackedModels, model_key
 from schema.leaderboard import LeaderboardRow, ScorePoint
 from schema.model import Model
-from store import BenchmarkDoc, EntryDoc, ModelDoc, Store
+from store import BenchmarkDoc, EntryDoc, ModelDoc, Store, underlying
 
 # Measured with tracemalloc on synthetic 100-row boards (bench/synthetic.py), every figure asked
 # for: some 500 bytes of objects a row, plus the entry it keeps from being freed (some 600); a
@@ -131,8 +131,7 @@ def kept_for(store: Store) -> KeptBoards:
     """What is kept for the documents of `store` (gone with it): of the store itself, beneath
     the views of it a request or the server reads through (each holds it as `inner`: a
     request's noting what it reads, the server's timing its calls), which live shorter."""
-    while (inner := getattr(store, "inner", None)) is not None:
-        store = inner
+    store = underlying(store)
     found = _kept.get(store)
     if found is None:
         found = _kept[store] = KeptBoards()

@@ -12,8 +12,6 @@ charges it as any operation, so starting one costs one event) and paid before it
 subscriber whose budget cannot pay is told so (THROTTLED) and the subscription ends.
 """
 
-import asyncio
-import contextlib
 import sys
 from collections.abc import AsyncGenerator
 
@@ -25,8 +23,6 @@ from schema.context import Context
 
 PAGE = 100
 """Changes read from the log at once (and so the most held for one subscriber)."""
-WAKE_SECONDS = 3.0
-"""The longest a subscriber waits between reads of the log, whatever it was told."""
 
 
 def priced(info: strawberry.Info[Context]) -> int | None:
@@ -76,6 +72,4 @@ class Subscription:
                 context.forget_loaded()  # each event reads the data as it is now
                 yield Change.from_logged(change)
             if len(logged) < PAGE:
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(WAKE_SECONDS):
-                        await version.moved_since(seen)
+                await version.newer_than(seen)  # or, as a backstop, a few seconds

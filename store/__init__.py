@@ -1,5 +1,8 @@
-"""The store: the only package that knows a database. One interface (`Store`), two
-implementations (MongoDB through motor, the embedded SQLite store), plain documents, the
+"""The store: the only package that knows a database. One interface (`Store`, made of small
+roles: `interface`), two implementations (`mongo/`, MongoDB through motor; `sqlite/`, the
+embedded store), each a module per role; the one view a request and the server read through
+(`views`: reads noted by what each method declares in `reads`, calls timed and traced); the
+change log, the data version and the one way to wait on it (`changes`); plain documents, the
 vocabularies and the bundled dataset.
 
 Other packages import from here, never from the modules inside (import-linter checks it)."""
@@ -50,6 +53,7 @@ from store.documents import (
     WebhookDoc,
     YearMonth,
 )
+from store.interface import Store
 from store.queries import (
     ORDER_FIELDS,
     PROVENANCE_ID,
@@ -63,16 +67,15 @@ from store.queries import (
     NeighbourhoodRequest,
     Order,
     SeedState,
-    Store,
     StoreUnavailable,
     Write,
     WriteFailed,
     order_key,
     summary_of,
 )
-from store.reads import noting_reads
 from store.seed import load_bundled_dataset
 from store.subjects import EVERYTHING, purge_keys, surrogate_keys
+from store.views import Timer, Tracing, Watch, noting_reads, underlying, watched
 from store.vocabulary import (
     AnswerFormat,
     Kind,
@@ -140,7 +143,10 @@ __all__ = [
     "Store",
     "StoreUnavailable",
     "TaskAvailability",
+    "Timer",
+    "Tracing",
     "TrackedRankDoc",
+    "Watch",
     "WebhookDoc",
     "Write",
     "WriteFailed",
@@ -160,4 +166,6 @@ __all__ = [
     "summary_of",
     "surrogate_keys",
     "too_early",
+    "underlying",
+    "watched",
 ]

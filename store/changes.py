@@ -9,10 +9,16 @@ change touched, in this process and in every other one, and the base of the chan
 `DataVersion` is this process's view of the log: a counter that moves with every change it
 learns of, and for each subject, where the counter stood when it last changed. An answer
 computed at one count stays good while none of the subjects it read changed since.
+
+One way to wait on the log: each process's `LogFollower` is the one reader that polls it (every
+`POLL_SECONDS`, `follow`); every other reader (subscriptions, the feed) reads the log, then waits
+for the version to move (`DataVersion.newer_than`), which it does with every change this
+process makes and every other one its follower reads.
 """
 
 import asyncio
 import base64
+import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Container, Iterable
@@ -27,7 +33,12 @@ log = logging.getLogger("almanac.store")
 RETENTION = timedelta(days=90)
 """How long the log keeps a change, unless the store is told otherwise."""
 POLL_SECONDS = 0.5
-"""How often a process reads the log for other processes' changes."""
+"""How often a process's follower reads the log for other processes' changes."""
+RETRY_SECONDS = 5.0
+"""How long a follower that could not read the log waits before it tries again."""
+WAIT_SECONDS = 3.0
+"""The longest a reader waits for the version to move before it reads the log again anyway: a
+backstop, should the follower stall."""
 FOLLOWED_AT_ONCE = 1000
 """Changes read from the log a round trip."""
 PRUNE_SECONDS = 3600.0
@@ -203,15 +214,20 @@ class DataVersion:
         moved, self._moved = self._moved, asyncio.Event()
         moved.set()
 
-    async def moved_since(self, count: int) -> None:
-        """Return once the count has moved past `count` (`bump`): what a subscriber waits on
-        between reads of the log (under a timeout of its own, as a backstop)."""
-        if self._count == count:
-            await self._moved.wait()
+    async def newer_than(self, count: int, within: float = WAIT_SECONDS) -> bool:
+        """Return once the count has moved past `count` (`bump`), or after `within` seconds
+        (the backstop): whether it moved. What a reader of the log waits on between reads."""
+        if self._count != count:
+            return True
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(within):
+                await self._moved.wait()
+                return True
+        return False
 
     @property
     def count(self) -> int:
-        """The count, known or not: what `moved_since` is given."""
+        """The count, known or not: what `newer_than` is given."""
         return self._count
 
     def reset(self, reason: str) -> None:
@@ -266,6 +282,37 @@ class LogFollower:
             self.apply(changes)
             if len(changes) < FOLLOWED_AT_ONCE:
                 return
+
+    async def follow(
+        self,
+        read: Callable[[int, int], Awaitable[list[Change]]],
+        newest: Callable[[], Awaitable[tuple[int, int]]],
+        failures: tuple[type[Exception], ...] = (),
+    ) -> None:
+        """Apply the changes every other process logs, as it logs them, until cancelled: read
+        the log (`read`, a store's `changes_after`) every `POLL_SECONDS`, from its newest
+        change (`newest`, a store's `change_bounds`) if not `started`. While it cannot be read
+        (one of `failures`), the version is not known: nothing computed from the data is
+        reused."""
+        failing = False
+        while True:
+            try:
+                if not self.started:
+                    self.start((await newest())[1])
+                await self.catch_up(read)
+                self.version.known, failing = True, False
+                await asyncio.sleep(POLL_SECONDS)
+            except failures as error:
+                self.version.known = False
+                if not failing:
+                    log.warning(
+                        "Cannot read the change log (%s); answers are not reused until it can. "
+                        "Retrying every %.0f s.",
+                        error,
+                        RETRY_SECONDS,
+                    )
+                failing = True
+                await asyncio.sleep(RETRY_SECONDS)
 
     def apply(self, changes: Iterable[Change]) -> None:
         """Apply changes read from the log after `followed`, oldest first."""

@@ -10,8 +10,9 @@ from pymongo.uri_parser import parse_uri
 
 from store.changes import RETENTION
 from store.indexes import ensure_indexes
+from store.interface import Store
 from store.mongo import MongoStore
-from store.queries import Store, StoreUnavailable
+from store.queries import StoreUnavailable
 from store.sqlite import SqliteStore
 
 # How long a MongoDB call waits for a server to answer (pymongo's serverSelectionTimeoutMS).

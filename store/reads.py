@@ -1,28 +1,79 @@
-"""What an execution read: a view of a store that notes the subjects (store.subjects) of every
-read made through it, so that an answer computed from them is retired by exactly the changes
-that touch one of them.
+"""What each store call is, by its method's name: a read and what it depends on, a write, a
+cursor, or what lives as long as the process. The interface (store.interface) declares it on
+each method's line (`@reads(rule)`, `@writes`, `@cursor`, `@lifelong`); the views of a store
+(store.views) read it here.
 
-Each read names what it depends on by what it asked and what it found: a benchmark asked for by
-slug depends on that benchmark (found or not: creating it changes the answer); a sibling slice
-on its category's membership and on each benchmark shown; a catalog page on the catalog and on
-each row and the leaders kept with it. A method without a rule here depends on everything, so
-a new read is never reused wrongly, only too rarely. Writes pass through as they are.
+A read names what it depends on, the subjects (store.subjects) of an answer computed from it,
+by what it asked and what it found: a benchmark asked for by slug depends on that benchmark
+(found or not: creating it changes the answer); a sibling slice on its category's membership
+and on each benchmark shown; a catalog page on the catalog and on each row and the leaders kept
+with it. A method declared without a rule depends on everything, so a new read is never reused
+wrongly, only too rarely.
 """
 
 from collections.abc import Callable, Iterable
-from functools import wraps
-from inspect import signature
-from typing import Any, cast
+from enum import Enum
+from typing import Any, TypeVar
 
 from store import subjects as s
-from store.changes import DataVersion
-from store.queries import Neighbourhood, Store
+from store.queries import Neighbourhood
 
 Rule = Callable[[tuple[Any, ...], Any], Iterable[str]]
-"""A read's subjects, from its arguments (after `self`) and its result."""
+"""A read's subjects, from its arguments (after `self`, by position) and its result."""
+
+Method = TypeVar("Method", bound=Callable[..., Any])
 
 
-def _neighbourhood(found: Neighbourhood) -> set[str]:
+class Call(Enum):
+    """How a view of the store treats a call."""
+
+    READ = "read"  # noted (by its rule, or as depending on everything) and watched
+    WRITE = "write"  # watched, not noted: a write, or what reads no almanac data
+    CURSOR = "cursor"  # an async iterator: each batch watched as a call of its own
+    LIFELONG = "lifelong"  # lives as long as the process (or a whole seed): neither
+
+
+READS: dict[str, Rule] = {}
+"""The rule of each read that has one, by method name."""
+CALLS: dict[str, Call] = {}
+"""What each method of the interface is, by name (a name not here: a read without a rule)."""
+
+
+def _declare(method: Method, call: Call) -> Method:
+    CALLS[method.__name__] = call
+    return method
+
+
+def reads(rule: Rule) -> Callable[[Method], Method]:
+    """Declares a read whose answer depends on the subjects `rule` names."""
+
+    def declared(method: Method) -> Method:
+        READS[method.__name__] = rule
+        return _declare(method, Call.READ)
+
+    return declared
+
+
+def writes(method: Method) -> Method:
+    return _declare(method, Call.WRITE)
+
+
+def cursor(method: Method) -> Method:
+    return _declare(method, Call.CURSOR)
+
+
+def lifelong(method: Method) -> Method:
+    return _declare(method, Call.LIFELONG)
+
+
+# The rules that take more than a line.
+
+
+def nothing(args: tuple[Any, ...], found: Any) -> tuple[str, ...]:
+    return ()
+
+
+def neighbourhood(found: Neighbourhood) -> set[str]:
     request = found.request
     return {
         s.family(request.family),
@@ -32,12 +83,12 @@ def _neighbourhood(found: Neighbourhood) -> set[str]:
     }
 
 
-def _benchmark_with_neighbourhood(args: tuple[Any, ...], found: Any) -> set[str]:
+def benchmark_with_neighbourhood(args: tuple[Any, ...], found: Any) -> set[str]:
     slug = args[0]
-    return {s.benchmark(slug)} if found is None else {s.benchmark(slug), *_neighbourhood(found[1])}
+    return {s.benchmark(slug)} if found is None else {s.benchmark(slug), *neighbourhood(found[1])}
 
 
-def _documents_by_slugs(args: tuple[Any, ...], _: Any) -> set[str]:
+def documents_by_slugs(args: tuple[Any, ...], _: Any) -> set[str]:
     collection, slugs = args
     if collection == "benchmarks":
         return {s.benchmark(slug) for slug in slugs}
@@ -46,86 +97,13 @@ def _documents_by_slugs(args: tuple[Any, ...], _: Any) -> set[str]:
     return {s.COLLECTION_SUBJECTS.get(collection, s.EVERYTHING)}
 
 
-def _models(found: list[Any]) -> set[str]:
+def models(args: tuple[Any, ...], found: list[Any]) -> set[str]:
     return {s.MODELS, *(s.model(doc["slug"]) for doc in found)}
 
 
-READS: dict[str, Rule] = {
-    "ping": lambda args, found: (),
-    "documents_by_slugs": _documents_by_slugs,
-    "benchmarks_by_slugs": lambda args, found: {s.benchmark(slug) for slug in args[0]},
-    "benchmark_with_neighbourhood": _benchmark_with_neighbourhood,
-    "neighbourhoods": lambda args, found: set().union(*map(_neighbourhood, found)),
-    "benchmarks_with_model_keys": lambda args, found: {s.LISTINGS, *s.of_benchmarks(found)},
-    "leaderboard_size": lambda args, found: {s.benchmark(args[0])},
-    "benchmark_page": lambda args, found: {s.CATALOG, *s.of_summaries(found[0])},
-    "model_results": lambda args, found: {s.ranks(args[0]), *s.of_benchmarks(found[0])},
-    "benchmark_parents": lambda args, found: {s.CATALOG},
-    "categories": lambda args, found: {s.CATALOG},
-    "models_by_keys": lambda args, found: _models(found),
-    "models_by_slugs": lambda args, found: {s.model(slug) for slug in args[0]},
-    "models": lambda args, found: _models(found),
-    "item_counts": lambda args, found: {s.CATALOG, s.MODELS, s.LABS, s.CATEGORIES},
-    "site_figures": lambda args, found: {s.SITE},
-    "provenance": lambda args, found: {s.SITE},
-    "labs": lambda args, found: {s.LABS},
-    "known_categories": lambda args, found: {s.CATEGORIES},
-    "api_key": lambda args, found: {s.KEYS},
-    "api_keys": lambda args, found: {s.KEYS},
-}
-PASSED_THROUGH = frozenset(
-    {
-        "replace",
-        "insert",
-        "insert_many",
-        "replace_at_revision",
-        "write_batch",
-        "revoke_api_key",
-        "set_api_key_budget",
-        "set_tracked_ranks",
-        "mark_seed",
-        "seed_lock",
-        "follow_changes",
-        "close",
-        "backup",
-    }
-)
-"""Writes, and what reads no almanac data: not noted. (The change log's reads have no rule:
-every change changes the log.)"""
+def benchmarks_by_slugs(args: tuple[Any, ...], _: Any) -> set[str]:
+    return {s.benchmark(slug) for slug in args[0]}
 
 
-class ReadsNoted:
-    """`inner`, with the subjects of every read made through it added to `read`."""
-
-    def __init__(self, inner: Store, read: set[str]) -> None:
-        self.inner = inner
-        self.read = read
-
-    @property
-    def version(self) -> DataVersion:  # read on every request: no __getattr__ lookup
-        return self.inner.version
-
-    def __getattr__(self, name: str) -> Any:
-        found = getattr(self.inner, name)
-        if name in PASSED_THROUGH or not callable(found):
-            return found
-        rule = READS.get(name)
-        if rule is None:  # a read without a rule: anything may change its answer
-            self.read.add(s.EVERYTHING)
-            return found
-
-        @wraps(found)
-        async def noted(*args: Any, **named: Any) -> Any:
-            result = await found(*args, **named)
-            if named:  # the rules read arguments by position
-                bound = signature(found).bind(*args, **named)
-                args = tuple(bound.arguments.values())
-            self.read.update(rule(args, result))
-            return result
-
-        return noted
-
-
-def noting_reads(store: Store, read: set[str]) -> Store:
-    """`store`, noting in `read` the subjects of every read made through it."""
-    return cast(Store, ReadsNoted(store, read))
+def models_by_slugs(args: tuple[Any, ...], _: Any) -> set[str]:
+    return {s.model(slug) for slug in args[0]}

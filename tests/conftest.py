@@ -35,9 +35,9 @@ from editing.importer import seed
 from server.api_keys import create_key
 from server.app import create_app
 from server.settings import Settings
+from store import Store
 from store.client import connect, prepare
 from store.mongo import MongoStore
-from store.queries import Store
 
 TEST_MONGODB_URI = os.environ.get("ALMANAC_TEST_MONGODB_URI")
 
@@ -105,7 +105,7 @@ def http_client(app: Starlette, address: str = "127.0.0.1") -> httpx.AsyncClient
 
 ROUND_TRIPS = [
     name
-    for name, member in vars(Store).items()
+    for name, member in inspect.getmembers(Store)
     if not name.startswith("_")
     and callable(member)
     and name not in {"replace", "is_empty", "dump", "follow_changes", "close", "seed_lock"}

@@ -15,7 +15,6 @@ batch); codes are the API's error codes (a fixed list), statuses HTTP's.
 
 import time
 from collections.abc import Callable, Iterable
-from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -35,9 +34,8 @@ from starlette.responses import Response
 from starlette.types import Scope
 
 from server.exchange import exchange_of
-from server.observability.observed_store import ObservedStore
 from server.observability.worker_metrics import metrics_shared
-from store import Store
+from store import Store, Watch, watched
 
 FOLD_REQUESTS = 256
 FOLD_SECONDS = 0.25
@@ -182,14 +180,7 @@ class RequestMetrics:
 
 def timed_store(store: Store) -> Store:
     """The store, each call a request makes timed by method."""
-    timers: dict[str, Histogram] = {}
-
-    def timed(method: str) -> AbstractContextManager[object]:
-        if (histogram := timers.get(method)) is None:  # `labels` is a slow lookup: kept
-            histogram = timers[method] = STORE_SECONDS.labels(method)
-        return histogram.time()
-
-    return ObservedStore(store, timed)
+    return watched(store, Watch(timer=STORE_SECONDS))
 
 
 class SampledGauges:

@@ -7,7 +7,7 @@ its trace ID."""
 
 import logging
 import os
-from contextlib import AbstractContextManager, nullcontext
+from functools import partial
 from typing import Any
 
 from opentelemetry import trace
@@ -24,8 +24,7 @@ from strawberry.extensions import SchemaExtension
 from strawberry.extensions.tracing import OpenTelemetryExtension
 from strawberry.types.execution import ExecutionContext
 
-from server.observability.observed_store import ObservedStore
-from store import Store
+from store import Store, Tracing, Watch, watched
 
 SERVICE = "benchmark-almanac"
 # Probes and scrapes, many times a minute, say nothing of what clients do.
@@ -73,14 +72,10 @@ def span_details(scope: Scope) -> tuple[str, dict[str, Any]]:
 
 def traced_store(store: Store, provider: trace.TracerProvider) -> Store:
     """The store, a span for each call a traced request makes, a child of the resolver's span."""
-    tracer = provider.get_tracer("almanac.store")
-
-    def in_span(method: str) -> AbstractContextManager[object]:
-        if not trace.get_current_span().get_span_context().is_valid:
-            return nullcontext()  # not for a traced request
-        return tracer.start_as_current_span(f"store.{method}", kind=trace.SpanKind.CLIENT)
-
-    return ObservedStore(store, in_span)
+    start = partial(
+        provider.get_tracer("almanac.store").start_as_current_span, kind=trace.SpanKind.CLIENT
+    )
+    return watched(store, Watch(tracing=Tracing(start=start, current=trace.get_current_span)))
 
 
 class WithTraceId(logging.Filter):

@@ -17,7 +17,7 @@ from schema import schema
 from schema.extensions.metering import published_types
 from server.configuration import PREFIX
 from server.settings import Settings
-from store.queries import Store
+from store import Store
 from tests.conftest import skip_unless_required
 from tests.docs.guides import ROOT, SHELL, Block, blocks
 from tests.http.test_contract import GENERAL

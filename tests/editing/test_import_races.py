@@ -20,7 +20,7 @@ from editing.dataset import dataset_from_csv
 from editing.derived import placed_anew
 from editing.importer import import_dataset
 from resolvers.tracking import index_by_key
-from store.queries import Store
+from store import Store
 from tests.conftest import GraphQLClient
 
 GENERAL = "code-interpreter-benchmark-general"

@@ -18,10 +18,10 @@ from editing.dataset import (
     read_dataset,
 )
 from editing.importer import import_dataset
+from store import Store
 from store.mongo import MongoStore
-from store.queries import Store
 from store.sqlite import SqliteStore
-from store.sqlite import _replace as sqlite_replace
+from store.sqlite.rows import replace_row as sqlite_replace
 from tests.conftest import STORES, empty_store, snapshot
 
 STAMP = Stamp(by="importer", at=datetime(2026, 11, 29, 12, 0, tzinfo=UTC))
@@ -121,7 +121,7 @@ async def test_a_failure_part_way_leaves_no_half_updated_benchmark(
         return failing
 
     if isinstance(store, SqliteStore):
-        monkeypatch.setattr("store.sqlite._replace", fail_on_the_third(sqlite_replace))
+        monkeypatch.setattr("store.sqlite.documents.replace_row", fail_on_the_third(sqlite_replace))
     else:
         assert isinstance(store, MongoStore)
         monkeypatch.setattr(store, "_replace", fail_on_the_third(store._replace))

@@ -11,7 +11,8 @@ import pytest
 from editing.importer import ensure_seeded, seed
 from server.app import create_app
 from server.settings import Settings
-from store.queries import Collection, SeedState, Store
+from store import Store
+from store.queries import Collection, SeedState
 from tests.conftest import STORES, empty_store, snapshot
 
 WRITES = (

@@ -13,7 +13,7 @@ from editing.changes import Stamp
 from editing.importer import import_dataset
 from server.app import create_app
 from server.settings import Settings
-from store.queries import Store
+from store import Store
 from store.seed import load_bundled_dataset
 from store.sqlite import SqliteStore
 from tests.conftest import GraphQLClient, http_client

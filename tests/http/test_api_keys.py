@@ -6,7 +6,7 @@ import httpx
 import pytest
 
 from server.api_keys import create_key, revoke_key
-from store.queries import Store
+from store import Store
 from tests.conftest import GraphQLClient, snapshot
 
 CREATE_LAB = 'mutation { createLab(input: {slug: "acme", name: "Acme"}) { slug name } }'

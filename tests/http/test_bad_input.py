@@ -9,7 +9,7 @@ import pytest
 
 from server.api_keys import create_key
 from server.settings import Settings
-from store.queries import Store
+from store import Store
 from tests.conftest import GraphQLClient
 
 CATEGORIES = "{ categories { slug } }"

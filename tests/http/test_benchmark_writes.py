@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from editing.inputs import MAX_CATEGORIES, MAX_TRACKS
-from store.queries import Collection, Store
+from store import Store
+from store.queries import Collection
 from tests.conftest import GraphQLClient, snapshot
 
 GENERAL = "code-interpreter-benchmark-general"

@@ -13,9 +13,10 @@ import pytest
 from editing.importer import seed
 from server.app import create_app
 from server.settings import Settings
+from store import Store
 from store.client import connect
 from store.documents import BenchmarkSummaryDoc
-from store.queries import SUMMARY_LEFT_OUT, BenchmarkFilter, Store
+from store.queries import SUMMARY_LEFT_OUT, BenchmarkFilter
 from store.sqlite import DATABASE_FILE, SqliteStore
 from tests.conftest import GraphQLClient, http_client
 from tests.http.test_answer_reuse import RECORD_READ, UPDATE_MODEL

@@ -9,9 +9,8 @@ import pytest
 
 from server.app import create_app
 from server.settings import Settings
-from store import encode_change_cursor
+from store import Store, encode_change_cursor
 from store.mongo import MongoStore
-from store.queries import Store
 from store.sqlite import SqliteStore
 from tests.conftest import GraphQLClient, http_client
 from tests.store.test_changes import another_process, changed, take_a_number, write_late

@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 
 from editing import Stamp, import_dataset
 from editing.dataset import FORMAT
-from store.queries import Store
+from store import Store
 from tests.conftest import GraphQLClient
 
 CHANGES = "{ changes(last: 6) { nodes { kind slug recordedBy } } }"

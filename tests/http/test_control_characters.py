@@ -11,7 +11,7 @@ import pytest
 from server.api_keys import create_key
 from server.app import create_app
 from server.settings import Settings
-from store.queries import Store
+from store import Store
 from tests.conftest import GraphQLClient, http_client, snapshot
 from tests.http.test_leaderboard_reads import record
 

@@ -12,7 +12,8 @@ from editing.importer import import_dataset
 from editing.inputs import BenchmarkFields, ReadFields, parse
 from resolvers.tracking import index_by_key
 from server.settings import Settings
-from store.queries import Collection, Store
+from store import Store
+from store.queries import Collection
 from tests.conftest import GraphQLClient
 from tests.request_limits.test_cost import objects_in
 

@@ -8,7 +8,7 @@ import httpx
 
 from server.app import create_app
 from server.settings import Settings
-from store.queries import Store
+from store import Store
 from tests.conftest import http_client
 from tests.http.test_odd_json import assert_answered
 

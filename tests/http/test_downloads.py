@@ -17,7 +17,7 @@ from editing.dataset import dataset_from_lines, export_dataset, read_dataset
 from editing.importer import import_dataset
 from server.app import create_app
 from server.settings import Settings
-from store.queries import Store
+from store import Store
 from tests.conftest import GraphQLClient, empty_store, http_client
 from tests.http.test_leaderboard_reads import GENERAL, record, row
 

@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from store.queries import Store
+from store import Store
 from tests.conftest import GraphQLClient, snapshot
 from tests.http.test_leaderboard_reads import GENERAL, SEEDED
 

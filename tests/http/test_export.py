@@ -16,7 +16,8 @@ import editing.dataset
 from editing.dataset import Dataset, export_dataset
 from server.app import create_app
 from server.settings import Settings
-from store.queries import Collection, Store
+from store import Store
+from store.queries import Collection
 from tests.conftest import http_client
 
 # A budget that does not refill while a test runs: what a request cost is what it took.

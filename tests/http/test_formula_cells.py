@@ -8,7 +8,8 @@ import io
 import httpx
 
 from editing.dataset import dataset_from_lines
-from store.queries import Collection, Store
+from store import Store
+from store.queries import Collection
 from tests.conftest import GraphQLClient
 from tests.http.test_leaderboard_reads import GENERAL, record
 

@@ -16,7 +16,7 @@ import pytest
 from server.app import create_app
 from server.graphql.graphiql import ASSETS
 from server.settings import GRAPHIQL_PACKAGES, Settings
-from store.queries import Store
+from store import Store
 from tests.conftest import http_client
 
 ASSETS_INSTALLED = all((GRAPHIQL_PACKAGES / path).is_file() for path in ASSETS.values())

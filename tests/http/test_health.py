@@ -3,7 +3,7 @@
 import httpx
 import pytest
 
-from store.queries import Store
+from store import Store
 
 
 async def test_healthz(client: httpx.AsyncClient) -> None:

@@ -9,7 +9,7 @@ import pytest
 from editing.changes import Stamp
 from editing.importer import import_dataset
 from server.api_keys import create_key
-from store.queries import Store
+from store import Store
 from store.seed import load_bundled_dataset
 from tests.conftest import GraphQLClient, skip_unless_required
 from tests.http.test_contract import CONTRACT, GENERAL

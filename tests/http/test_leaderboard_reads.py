@@ -10,7 +10,7 @@ import pytest
 from editing.changes import Stamp
 from editing.dataset import export_dataset
 from editing.importer import import_dataset
-from store.queries import Store
+from store import Store
 from tests.conftest import STORES, GraphQLClient, empty_store, snapshot
 
 GENERAL = "code-interpreter-benchmark-general"

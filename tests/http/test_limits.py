@@ -13,7 +13,7 @@ from request_limits.budgets import BucketPolicy
 from server.api_keys import create_key, set_budget
 from server.app import create_app
 from server.settings import Settings
-from store.queries import Store
+from store import Store
 from tests.conftest import free_port, http_client, redis_server
 
 FIFTY_POINTS = "{ benchmarks(first: 49) { nodes { slug } } }"  # 1 + 49

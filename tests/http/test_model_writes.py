@@ -1,6 +1,6 @@
 """Curating the models we track: aliases belong to one model, and every figure follows at once."""
 
-from store.queries import Store
+from store import Store
 from tests.conftest import GraphQLClient, snapshot
 
 GENERAL = "code-interpreter-benchmark-general"

@@ -14,7 +14,7 @@ from schema.extensions import answer_reuse
 from schema.per_caller import PER_CALLER, callers_fields, selects_callers_own
 from server.api_keys import create_key
 from server.settings import Settings
-from store.queries import Store
+from store import Store
 from tests.conftest import GraphQLClient
 
 LOOPBACK = {"webhook_allow_http": True, "webhook_allow_private": True}

@@ -22,7 +22,7 @@ from server.graphql.persisted import (
     trusted_manifest,
 )
 from server.settings import Settings
-from store.queries import Store
+from store import Store
 from tests.conftest import free_port, http_client
 from tests.http.test_contract import CONTRACT, GENERAL
 

@@ -12,7 +12,7 @@ import pytest
 from editing.changes import Stamp
 from editing.dataset import dataset_from_csv
 from editing.importer import import_dataset
-from store.queries import Store
+from store import Store
 from tests.conftest import GraphQLClient, snapshot
 
 GENERAL = "code-interpreter-benchmark-general"

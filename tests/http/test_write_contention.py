@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from editing import editor
-from store.queries import Store
+from store import Store
 from tests.conftest import ROUND_TRIPS, GraphQLClient
 
 GENERAL = "code-interpreter-benchmark-general"

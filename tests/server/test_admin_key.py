@@ -10,7 +10,7 @@ import pytest
 
 from server.api_keys import ADMIN_KEY_FILE
 from tests.server.test_cli_refusals import almanac
-from tests.store.test_sqlite import serving
+from tests.store.sqlite.test_connection import serving
 
 UNKNOWN_KEY = "alm_000000000000_" + "0" * 64
 

@@ -33,7 +33,7 @@ from server.app import create_app
 from server.charges import MINIMUM
 from server.graphql.view import AlmanacGraphQL
 from server.settings import Settings
-from store.queries import Store
+from store import Store
 from tests.conftest import almanac_process
 from tests.server.test_subscriptions import (
     DEADLINE,

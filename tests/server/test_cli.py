@@ -25,8 +25,8 @@ from server.api_keys import InvalidCredentials, authenticate
 from server.app import create_app
 from server.cli import main
 from server.settings import Settings
+from store import Store
 from store.client import connect
-from store.queries import Store
 from store.seed import load_bundled_dataset
 from tests.conftest import almanac_process, http_client
 

@@ -16,7 +16,8 @@ from server.api_keys import create_key
 from server.app import create_app
 from server.observability.logs import WithRequestId, log_config, request_id
 from server.settings import Settings
-from store.queries import Collection, Store
+from store import Store
+from store.queries import Collection
 from tests.conftest import http_client
 
 QUERY = {"query": "query Coverage { modelCardCoverage { labsRead } }"}

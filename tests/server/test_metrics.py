@@ -11,7 +11,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from server.api_keys import create_key
 from server.app import create_app
 from server.settings import Settings
-from store.queries import Store
+from store import Store
 from tests.conftest import http_client
 from tests.http.test_contract import CONTRACT, GENERAL
 

@@ -28,8 +28,7 @@ from websockets.uri import parse_uri
 from server.api_keys import create_key
 from server.graphql.view import AlmanacGraphQL
 from server.settings import Settings
-from store import encode_change_cursor
-from store.queries import Store
+from store import Store, encode_change_cursor
 from tests.server.test_subscriptions import events, newest_cursor, serving, websocket
 from tests.store.test_changes import changed
 

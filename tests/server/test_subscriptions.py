@@ -37,8 +37,7 @@ from server.graphql.subscriptions import protocols as subscriptions
 from server.graphql.subscriptions.slots import LEASE_SECONDS, LocalSlots
 from server.graphql.view import AlmanacGraphQL
 from server.settings import Settings
-from store import encode_change_cursor
-from store.queries import Store
+from store import Store, encode_change_cursor
 from tests.conftest import almanac_process, free_port, live_almanac
 from tests.server.test_cli_import import almanac
 from tests.store.test_changes import another_process, changed

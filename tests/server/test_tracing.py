@@ -13,7 +13,7 @@ from server.app import create_app
 from server.observability.logs import log_config
 from server.observability.tracing import WithTraceId
 from server.settings import Settings
-from store.queries import Store
+from store import Store
 from tests.conftest import http_client
 
 QUERY = """query Page($slug: String!) {

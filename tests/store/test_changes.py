@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from pymongo import ReturnDocument
 
+from store import Store
 from store.changes import (
     Change,
     ChangeFilter,
@@ -18,7 +19,7 @@ from store.changes import (
     first_young_gap,
 )
 from store.mongo import MongoStore
-from store.queries import Collection, Store
+from store.queries import Collection
 from store.sqlite import SqliteStore
 
 GENERAL = "code-interpreter-benchmark-general"
@@ -270,9 +271,10 @@ def test_an_answer_that_read_everything_is_retired_by_any_change() -> None:
 async def test_a_waiter_on_the_data_version_wakes_when_it_moves() -> None:
     version = DataVersion(known=True)
     seen = version.count
-    waiter = asyncio.create_task(version.moved_since(seen))
+    waiter = asyncio.create_task(version.newer_than(seen, within=600))
     await asyncio.sleep(0)
     assert not waiter.done()  # nothing moved yet: it waits, without polling
     version.bump({"benchmark:x"})
-    await asyncio.wait_for(waiter, 60)
-    await asyncio.wait_for(version.moved_since(seen), 60)  # moved already: returns at once
+    assert await asyncio.wait_for(waiter, 60)
+    assert await asyncio.wait_for(version.newer_than(seen, within=600), 60)  # at once: moved
+    assert not await version.newer_than(version.count, within=0)  # the backstop: not moved

@@ -3,8 +3,9 @@
 import pytest
 
 from editing.importer import seed
+from store import Store
 from store.mongo import MongoStore
-from store.queries import AlreadyExists, Collection, Store
+from store.queries import AlreadyExists, Collection
 from store.seed import load_bundled_dataset
 
 

@@ -2,8 +2,9 @@
 
 from typing import Any
 
-from store.queries import Collection, Store
-from store.reads import READS, noting_reads
+from store import Store, noting_reads
+from store.queries import Collection
+from store.reads import READS
 from store.subjects import (
     ALL_KEY,
     ANY_KEY,

@@ -6,8 +6,7 @@ import asyncio
 
 import pytest
 
-from store import WebhookDoc
-from store.queries import Store
+from store import Store, WebhookDoc
 from webhooks import new_delivery
 
 

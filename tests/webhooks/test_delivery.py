@@ -19,8 +19,7 @@ from schema.webhooks import MAX_WEBHOOKS_PER_KEY
 from server.api_keys import create_key, revoke_key
 from server.app import create_app
 from server.settings import Settings
-from store import ChangeKind, DeliveryDoc
-from store.queries import Store
+from store import ChangeKind, DeliveryDoc, Store
 from tests.conftest import GraphQLClient, http_client
 from tests.fake_dns import Dns
 from tests.webhook_receiver import Receiver, webhook_receiver

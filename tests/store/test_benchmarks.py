@@ -8,8 +8,9 @@ import pytest
 
 from editing.changes import Catalog, Stamp, changed_benchmark
 from editing.inputs import BenchmarkFields, parse
+from store import Store
 from store.documents import BenchmarkDoc
-from store.queries import BenchmarkFilter, Collection, NeighbourhoodRequest, Store, order_key
+from store.queries import BenchmarkFilter, Collection, NeighbourhoodRequest, order_key
 
 STAMP = Stamp(by="test", at=datetime(2026, 11, 30, tzinfo=UTC))
 

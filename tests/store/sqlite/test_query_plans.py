@@ -6,7 +6,7 @@ import re
 import httpx
 import pytest
 
-from store.queries import Store
+from store import Store
 from store.sqlite import SqliteStore
 from tests.http.test_contract import CONTRACT, GENERAL
 

@@ -27,7 +27,7 @@ from store.queries import Collection, Write
 from store.sqlite import SqliteStore
 from tests.conftest import snapshot
 
-ROOT = Path(__file__).parents[2]
+ROOT = Path(__file__).parents[3]
 GENERAL = "code-interpreter-benchmark-general"
 DESCRIPTION = f'{{ benchmark(slug: "{GENERAL}") {{ description revision }} }}'
 

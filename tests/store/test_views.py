@@ -1,6 +1,9 @@
-"""The store's calls are watched through a wrapper each app makes (server.observability.observed_store): timed
+"""The store's calls are watched through a wrapper each app makes (store.views): timed
 where metrics are on, traced where tracing is on, and the store itself is left as it is, so
 another app (or the CLI) sharing it is not watched."""
+
+from collections import Counter
+from contextlib import AbstractContextManager, nullcontext
 
 import httpx
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -8,7 +11,7 @@ from starlette.applications import Starlette
 
 from server.app import create_app
 from server.settings import Settings
-from store.queries import Store
+from store import Collection, Store, Watch, noting_reads, underlying, watched
 from tests.conftest import ROUND_TRIPS, http_client
 from tests.server.test_metrics import scrape, value
 from tests.server.test_tracing import QUERY, provider_of
@@ -68,3 +71,40 @@ async def test_observers_compose_per_app(store: Store) -> None:
         assert await store_calls_timed(scraper) > after_both
     for app in (timed, traced, both):
         await app.state.services.budgets.close()
+
+
+class Counted:
+    """A timer that counts the calls it times, by method (as a histogram's count does)."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+        self.method = ""
+
+    def labels(self, *labelvalues: str) -> "Counted":
+        counted = Counted()
+        counted.counts, counted.method = self.counts, labelvalues[0]
+        return counted
+
+    def time(self) -> AbstractContextManager[object]:
+        self.counts[self.method] += 1
+        return nullcontext()
+
+
+async def test_a_view_of_a_view_is_one_view_over_the_store_itself(store: Store) -> None:
+    timer = Counted()
+    timed = watched(store, Watch(timer=timer))
+    read: set[str] = set()
+    noted = noting_reads(timed, read)
+    assert [underlying(view) for view in (noted, timed, store)] == [store] * 3
+    assert noted.version is store.version
+    await noted.benchmarks_by_slugs(["no-such-benchmark"])
+    await noted.replace(Collection.SITE, {"_id": "view"}, {"seen": True})  # a write: not noted
+    assert read == {"benchmark:no-such-benchmark"}
+    assert [batch async for batch in noted.documents_in_batches(Collection.LABS, 1000)]
+    assert "*" in read  # a read without a rule depends on everything
+    read.clear()
+    assert [
+        batch async for batch in noting_reads(store, read).documents_in_batches(Collection.LABS, 9)
+    ]
+    assert read == {"*"}  # noted without a watch too
+    assert timer.counts == {"benchmarks_by_slugs": 1, "replace": 1, "documents_in_batches": 2}

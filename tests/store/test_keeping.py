@@ -4,8 +4,9 @@ from pathlib import Path
 
 import pytest
 
+from store import Store
 from store.client import connect
-from store.queries import NoOnlineBackup, Store
+from store.queries import NoOnlineBackup
 
 
 async def test_a_backup_holds_the_whole_store(store: Store, tmp_path: Path) -> None:

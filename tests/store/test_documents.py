@@ -1,7 +1,7 @@
 """The store's writes, as the reads see them: a benchmark's maker kept in the column the lab
 filter reads, tracked models placed only on benchmarks still at the revision their places were
 worked out from, and a refused insert naming the unique value it collided with. Found by
-mutation testing of `store/sqlite.py`'s write paths (docs/testing.md)."""
+mutation testing of `store/sqlite/`'s write paths (docs/testing.md)."""
 
 from datetime import UTC, datetime
 from pathlib import Path
@@ -11,10 +11,10 @@ import pytest
 from editing.changes import Catalog, Stamp, changed_benchmark
 from editing.importer import seed
 from editing.inputs import BenchmarkFields, parse
+from store import Store, noting_reads
 from store.changes import Change, ChangeKind
 from store.documents import CategoryDoc, LeadersDoc, ModelDoc, TrackedRankDoc, YearMonth
-from store.queries import SUMMARY_LEFT_OUT, AlreadyExists, BenchmarkFilter, Collection, Store
-from store.reads import noting_reads
+from store.queries import SUMMARY_LEFT_OUT, AlreadyExists, BenchmarkFilter, Collection
 from store.seed import load_bundled_dataset
 from store.sqlite import SqliteStore
 
