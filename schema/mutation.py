@@ -23,12 +23,14 @@ from editing import (
     parse,
 )
 from resolvers.history import changes_by_read, entries_of
-from schema.benchmark import Benchmark, Category, benchmarks_from_docs
+from schema.caller import admin_of
 from schema.context import Context
-from schema.directives import WRITE
-from schema.history import LeaderboardRead
-from schema.identity import admin_of
-from schema.inputs import (
+from schema.types.benchmark import Benchmark, Category, benchmarks_from_docs
+from schema.types.history import LeaderboardRead
+from schema.types.lab import Lab
+from schema.types.model import Model
+from schema.vocabulary import (
+    WRITE,
     BenchmarkInput,
     LeaderboardReadInput,
     ModelInput,
@@ -36,8 +38,6 @@ from schema.inputs import (
     as_plain,
     camel_case,
 )
-from schema.lab import Lab
-from schema.model import Model
 from schema.webhooks import WebhookMutations
 
 T = TypeVar("T")

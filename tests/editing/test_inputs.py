@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from editing import inputs as fields
 from editing.errors import InvalidInput, dotted
-from schema import inputs as graphql
+from schema.vocabulary import inputs as graphql
 from store import documents as stored
 
 MIRRORS: list[tuple[type[BaseModel], Any, Any]] = [

@@ -9,8 +9,8 @@ from resolvers import ranking, uncertainty
 from resolvers.contamination import released_after_test_set
 from resolvers.ranking import Board, Places, StoredPlaces
 from resolvers.reporting import reported_by, self_reported
-from schema.enums import SourceKind
-from schema.model import Model
+from schema.types.model import Model
+from schema.vocabulary import SourceKind
 from store import BenchmarkSummaryDoc, Date, ModelDoc, PlaceDoc
 
 

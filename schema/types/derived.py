@@ -26,8 +26,8 @@ from resolvers import leaderboard as rules
 from resolvers.history import entries_of, results_ever_recorded
 from resolvers.ranking import Board
 from resolvers.tracking import TrackedModels, model_key
-from schema.leaderboard import LeaderboardRow, ScorePoint
-from schema.model import Model
+from schema.types.leaderboard import LeaderboardRow, ScorePoint
+from schema.types.model import Model
 from store import BenchmarkDoc, EntryDoc, ModelDoc, Store
 
 # Measured with tracemalloc on synthetic 100-row boards (bench/synthetic.py), every figure asked

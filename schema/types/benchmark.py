@@ -20,7 +20,7 @@ from resolvers.ranking import Board
 from resolvers.reporting import ReportFilter, reported_entries
 from resolvers.tracking import TrackedModels, index_by_key, model_key
 from schema.context import Context
-from schema.derived import (
+from schema.types.derived import (
     DerivedBoard,
     KeptBoards,
     derived_board,
@@ -29,24 +29,32 @@ from schema.derived import (
     names_of,
     scores_over_time,
 )
-from schema.directives import COMPUTED, RECOMPUTED, at_most, page_of, sliced_by
-from schema.enums import (
+from schema.types.history import LeaderboardRead
+from schema.types.lab import Lab
+from schema.types.leaderboard import LeaderboardRow, ScorePoint
+from schema.types.model import Model
+from schema.vocabulary import (
+    COMPUTED,
+    RECOMPUTED,
     AnswerFormat,
+    Connection,
     Kind,
     Level,
     MetricUnit,
+    Revised,
     Scoring,
+    SliceArgument,
+    SlugNode,
     SourceKind,
     Status,
     TaskAvailability,
+    at_most,
+    connection,
+    page,
+    page_of,
+    slice_size,
+    sliced_by,
 )
-from schema.history import LeaderboardRead
-from schema.lab import Lab
-from schema.leaderboard import LeaderboardRow, ScorePoint
-from schema.model import Model
-from schema.node import SlugNode
-from schema.pagination import Connection, SliceArgument, connection, page, slice_size
-from schema.revision import Revised
 from store import (
     BenchmarkDoc,
     BenchmarkSummaryDoc,
@@ -70,7 +78,8 @@ E = TypeVar("E", bound=Enum)
 T = TypeVar("T")
 
 # Siblings read with a benchmark's neighbourhood: a page of them (20, the default `first`) needs
-# no query of its own. A page reads those it shows (schema.selections.siblings_shown), up to these.
+# no query of its own. A page reads those it shows (schema.types.selections.siblings_shown), up
+# to these.
 SIBLINGS_WITH_A_BENCHMARK = 20
 DEFAULT_LEADERBOARD_ROWS = 100
 

@@ -8,23 +8,30 @@ import strawberry
 from resolvers import leaderboard as rules
 from resolvers.ranking import Board
 from schema.context import Context
-from schema.directives import page_of, sliced_by
-from schema.lab import Lab
-from schema.node import SlugNode
-from schema.pagination import Connection, SliceArgument, connection, page, slice_size
-from schema.revision import Revised
+from schema.types.lab import Lab
+from schema.vocabulary import (
+    Connection,
+    Revised,
+    SliceArgument,
+    SlugNode,
+    connection,
+    page,
+    page_of,
+    slice_size,
+    sliced_by,
+)
 from store import BenchmarkDoc, ModelDoc, YearMonth
 
 if TYPE_CHECKING:
-    from schema.benchmark import Benchmark
-    from schema.leaderboard import LeaderboardRow
+    from schema.types.benchmark import Benchmark
+    from schema.types.leaderboard import LeaderboardRow
 
 DEFAULT_RESULTS = 50
 
 
 @strawberry.type(description="Where a model we track stands on one benchmark's leaderboard.")
 class ModelResult:
-    benchmark: Annotated["Benchmark", strawberry.lazy("schema.benchmark")] = strawberry.field(
+    benchmark: Annotated["Benchmark", strawberry.lazy("schema.types.benchmark")] = strawberry.field(
         description="The benchmark."
     )
     rank: int = strawberry.field(description="Its place on that leaderboard (its best row).")
@@ -61,8 +68,8 @@ class ModelResult:
             "rank range, who reported it."
         )
     )
-    def row(self) -> Annotated["LeaderboardRow", strawberry.lazy("schema.leaderboard")]:
-        from schema.leaderboard import LeaderboardRow
+    def row(self) -> Annotated["LeaderboardRow", strawberry.lazy("schema.types.leaderboard")]:
+        from schema.types.leaderboard import LeaderboardRow
 
         return LeaderboardRow.from_row(self.best, self.board, self.benchmark.doc)
 
@@ -148,7 +155,7 @@ class Model(SlugNode, Revised):
     async def _results(
         self, info: strawberry.Info[Context], docs: list[BenchmarkDoc]
     ) -> list[ModelResult]:
-        from schema.benchmark import benchmarks_from_docs
+        from schema.types.benchmark import benchmarks_from_docs
 
         results = []
         for benchmark in await benchmarks_from_docs(info.context, docs, stored=True):

@@ -14,12 +14,12 @@ from resolvers import leaderboard as rules
 from resolvers.history import read_changes
 from resolvers.ranking import Board
 from resolvers.tracking import TrackedModels
-from schema.benchmark import Benchmark
 from schema.context import Context
-from schema.history import LeaderboardRead
-from schema.leaderboard import LeaderboardRow
-from schema.model import Model
-from schema.pagination import (
+from schema.types.benchmark import Benchmark
+from schema.types.history import LeaderboardRead
+from schema.types.leaderboard import LeaderboardRow
+from schema.types.model import Model
+from schema.vocabulary import (
     MAX_PAGE_SIZE,
     Edge,
     PageInfo,
