@@ -5,8 +5,6 @@ from typing import TYPE_CHECKING, Annotated, Self
 
 import strawberry
 
-from resolvers import leaderboard as rules
-from resolvers.ranking import Board
 from schema.context import Context
 from schema.types.lab import Lab
 from schema.vocabulary import (
@@ -14,6 +12,7 @@ from schema.vocabulary import (
     Revised,
     SliceArgument,
     SlugNode,
+    StoredFields,
     connection,
     page,
     page_of,
@@ -23,55 +22,13 @@ from schema.vocabulary import (
 from store import BenchmarkDoc, ModelDoc, YearMonth
 
 if TYPE_CHECKING:
-    from schema.types.benchmark import Benchmark
-    from schema.types.leaderboard import LeaderboardRow
+    from schema.types.standing import ModelResult
+
+# A model's standings name benchmarks, whose rows name models: the type is named lazily, and
+# its results built with an import at call time (schema.types.standing).
+Standing = Annotated["ModelResult", strawberry.lazy("schema.types.standing")]
 
 DEFAULT_RESULTS = 50
-
-
-@strawberry.type(description="Where a model we track stands on one benchmark's leaderboard.")
-class ModelResult:
-    benchmark: Annotated["Benchmark", strawberry.lazy("schema.types.benchmark")] = strawberry.field(
-        description="The benchmark."
-    )
-    rank: int = strawberry.field(description="Its place on that leaderboard (its best row).")
-    score: float = strawberry.field(description="Its best score there, as published.")
-    setting: str | None = strawberry.field(description="The setting of that best score.")
-    leads: bool = strawberry.field(description="Whether it tops that leaderboard.")
-    leads_tracked_models: bool = strawberry.field(
-        description="Whether it is the best of the models we track there (the named leader)."
-    )
-    best: strawberry.Private[rules.Row]
-    board: strawberry.Private[Board]
-
-    @strawberry.field(
-        description=(
-            "Whether it could be first there (`rankRange.best` 1: it leads, or is tied with the "
-            "leader given how uncertain the scores are), where `leads` names one row only."
-        )
-    )
-    def could_lead(self) -> bool:
-        return self.board.range_of(self.best).best == 1
-
-    @strawberry.field(
-        description=(
-            "Whether it is among that benchmark's `trackedLeaders`: it could be first among "
-            "the models we track."
-        )
-    )
-    def could_lead_tracked_models(self) -> bool:
-        return any(row is self.best for row in self.board.tracked_leaders())
-
-    @strawberry.field(
-        description=(
-            "Its row on that leaderboard, with everything the leaderboard shows: interval, "
-            "rank range, who reported it."
-        )
-    )
-    def row(self) -> Annotated["LeaderboardRow", strawberry.lazy("schema.types.leaderboard")]:
-        from schema.types.leaderboard import LeaderboardRow
-
-        return LeaderboardRow.from_row(self.best, self.board, self.benchmark.doc)
 
 
 @strawberry.type(
@@ -97,18 +54,7 @@ class Model(SlugNode, Revised):
 
     @classmethod
     def from_doc(cls, doc: ModelDoc) -> Self:
-        return cls(
-            slug=doc["slug"],
-            name=doc["name"],
-            aliases=doc["aliases"],
-            lab=Lab.from_doc(doc["lab"]),
-            released_on=doc["released_on"],
-            capability_index_rank=doc["capability_index_rank"],
-            revision=doc["revision"],
-            updated_at=doc["updated_at"],
-            updated_by=doc["updated_by"],
-            doc=doc,
-        )
+        return cls(**MODEL_FIELDS.of(doc), doc=doc)
 
     @classmethod
     def from_optional_doc(cls, doc: ModelDoc | None) -> Self | None:
@@ -130,7 +76,7 @@ class Model(SlugNode, Revised):
     )
     async def standings(
         self, info: strawberry.Info[Context], first: int = 20, after: str | None = None
-    ) -> Connection[ModelResult]:
+    ) -> Connection[Standing]:
         at = page(first, after)
         # The store keeps each tracked model's place on every leaderboard: it reads this page.
         docs, total = await info.context.store.model_results(self.slug, at.offset, at.size)
@@ -148,29 +94,16 @@ class Model(SlugNode, Revised):
     )
     async def results(
         self, info: strawberry.Info[Context], first: SliceArgument = DEFAULT_RESULTS
-    ) -> list[ModelResult]:
+    ) -> list[Standing]:
         docs, _ = await info.context.store.model_results(self.slug, 0, slice_size("first", first))
         return await self._results(info, docs)
 
     async def _results(
         self, info: strawberry.Info[Context], docs: list[BenchmarkDoc]
-    ) -> list[ModelResult]:
-        from schema.types.benchmark import benchmarks_from_docs
+    ) -> list["ModelResult"]:
+        from schema.types.standing import model_results
 
-        results = []
-        for benchmark in await benchmarks_from_docs(info.context, docs, stored=True):
-            found = rules.standing(benchmark.rows, self.slug)
-            if found is not None:
-                results.append(
-                    ModelResult(
-                        benchmark=benchmark,
-                        rank=found.row.rank,
-                        score=found.row.entry["score"],
-                        setting=found.row.entry["setting"],
-                        leads=found.leads,
-                        leads_tracked_models=found.leads_tracked_models,
-                        best=found.row,
-                        board=benchmark.board,
-                    )
-                )
-        return results
+        return await model_results(info.context, self.slug, docs)
+
+
+MODEL_FIELDS = StoredFields(Model, ModelDoc)

@@ -43,6 +43,7 @@ from schema.vocabulary.pagination import (
 )
 from schema.vocabulary.revision import Revised
 from schema.vocabulary.scalars import SCALARS
+from schema.vocabulary.stored_fields import StoredFields
 
 __all__ = [
     "COMPUTED",
@@ -68,6 +69,7 @@ __all__ = [
     "SlugNode",
     "SourceKind",
     "Status",
+    "StoredFields",
     "TaskAvailability",
     "as_plain",
     "at_most",
