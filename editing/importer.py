@@ -30,9 +30,7 @@ from editing.inputs import (
     parse,
 )
 from editing.workspace import BATCH_SIZE, ImportWorkspace, MovedOn, rank_tracked_models
-from resolvers import leaderboard as rules
-from resolvers.history import read_changes
-from resolvers.tracking import TrackedModels
+from resolvers import Row, TrackedModels, leader, leaderboard, read_changes, tracked_leader
 from store import (
     PROVENANCE_ID,
     SEED_ID,
@@ -258,10 +256,10 @@ def leaderboard_changes(
     if not (changes.added or changes.removed or changes.changed):
         return None
     higher = after["metric"]["higher_is_better"]
-    rows_before = rules.leaderboard(old, higher_is_better=higher, tracked=tracked)
-    rows_after = rules.leaderboard(after["entries"], higher_is_better=higher, tracked=tracked)
+    rows_before = leaderboard(old, higher_is_better=higher, tracked=tracked)
+    rows_after = leaderboard(after["entries"], higher_is_better=higher, tracked=tracked)
 
-    def moved(name: str, pick: Callable[[list[rules.Row]], rules.Row | None]) -> str:
+    def moved(name: str, pick: Callable[[list[Row]], Row | None]) -> str:
         then, now = (pick(rows) for rows in (rows_before, rows_after))
         shown = [
             f"{row.model_name} ({row.entry['score']:g})" if row else "none" for row in (then, now)
@@ -269,9 +267,7 @@ def leaderboard_changes(
         return f"{name} {shown[0]}" if shown[0] == shown[1] else f"{name} {shown[0]} → {shown[1]}"
 
     counts = f"+{len(changes.added)} -{len(changes.removed)} ~{len(changes.changed)} rows"
-    return "; ".join(
-        (counts, moved("leader", rules.leader), moved("tracked leader", rules.tracked_leader))
-    )
+    return "; ".join((counts, moved("leader", leader), moved("tracked leader", tracked_leader)))
 
 
 def _split(item: dict[str, Any], fields_model: type[Any], stamp: Stamp) -> tuple[str, Any]:

@@ -8,7 +8,7 @@ from typing import Any
 
 from strawberry.dataloader import DataLoader
 
-from resolvers.tracking import index_by_key, model_key
+from resolvers import index_by_key, model_key
 from schema.caller import Identity
 from schema.extensions.services import Meter, OperationKey, Services
 from store import (

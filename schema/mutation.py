@@ -22,7 +22,7 @@ from editing import (
     check_slug,
     parse,
 )
-from resolvers.history import changes_by_read, entries_of
+from resolvers import changes_by_read, entries_of
 from schema.caller import admin_of
 from schema.context import Context
 from schema.types.benchmark import Benchmark, Category, benchmarks_from_docs

@@ -5,7 +5,7 @@ from strawberry import relay
 
 from api_errors import ApiError, shown
 from editing import MAX_CATEGORIES
-from resolvers.catalog import BenchmarkOrder, sort_models
+from resolvers import BenchmarkOrder, sort_models
 from schema.context import Context
 from schema.types.benchmark import (
     SIBLINGS_WITH_A_BENCHMARK,

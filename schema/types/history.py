@@ -4,7 +4,7 @@ from typing import Self
 
 import strawberry
 
-from resolvers.history import ReadChanges
+from resolvers import ReadChanges
 from schema.vocabulary import SliceArgument, slice_size, sliced_by
 from store import Date, DateTime, EntryDoc, ReadDoc
 

@@ -7,8 +7,7 @@ from typing import Self
 
 import strawberry
 
-from resolvers import leaderboard as rules
-from resolvers.ranking import Board
+from resolvers import Board, Row, standing
 from schema.context import Context
 from schema.types.benchmark import Benchmark, benchmarks_from_docs
 from schema.types.leaderboard import LeaderboardRow
@@ -25,13 +24,13 @@ class ModelResult:
     leads_tracked_models: bool = strawberry.field(
         description="Whether it is the best of the models we track there (the named leader)."
     )
-    best: strawberry.Private[rules.Row]
+    best: strawberry.Private[Row]
     board: strawberry.Private[Board]
 
     @classmethod
     def on(cls, benchmark: Benchmark, model_slug: str) -> Self | None:
         """Where the model stands on `benchmark` (a whole document), if its leaderboard lists it."""
-        found = rules.standing(benchmark.board.rows, model_slug)
+        found = standing(benchmark.board.rows, model_slug)
         if found is None:
             return None
         return cls(

@@ -8,12 +8,12 @@ from typing import Self
 import strawberry
 
 from editing import MAX_TRACKS
-from resolvers import family as family_rules
-from resolvers import headroom as headroom_rules
-from resolvers import leaderboard as rules
-from resolvers.contamination import when_test_set_published
-from resolvers.history import changes_by_read, results_ever_recorded
-from resolvers.ranking import Board
+from resolvers import Board, changes_by_read, family, results_ever_recorded, when_test_set_published
+from resolvers import headroom as headroom_of
+from resolvers import leader as leader_row
+from resolvers import near_ceiling as reaches_ceiling
+from resolvers import scores_over_time as points_over_time
+from resolvers import tracked_leader as tracked_leader_row
 from schema.context import Context
 from schema.types.benchmark.derived import (
     scores_over_time,
@@ -179,9 +179,7 @@ class Benchmark(SlugNode, Revised):
             if stored is not None:
                 return loaded.placed(stored["leader"])
             return loaded.with_whole(lambda: loaded.derived.leader)
-        return loaded.on(
-            as_of, lambda board: loaded.row(board, rules.leader(board.rows)), EVERYTHING
-        )
+        return loaded.on(as_of, lambda board: loaded.row(board, leader_row(board.rows)), EVERYTHING)
 
     @strawberry.field(
         directives=[sliced_by("first")],
@@ -243,7 +241,7 @@ class Benchmark(SlugNode, Revised):
         )
     )
     def headroom(self) -> float | None:
-        return self.loaded.with_leader_row(lambda leader: headroom_rules.headroom(self.doc, leader))
+        return self.loaded.with_leader_row(lambda leader: headroom_of(self.doc, leader))
 
     @strawberry.field(
         description=(
@@ -253,9 +251,7 @@ class Benchmark(SlugNode, Revised):
         )
     )
     def near_ceiling(self) -> bool | None:
-        return self.loaded.with_leader_row(
-            lambda leader: headroom_rules.near_ceiling(self.doc, leader)
-        )
+        return self.loaded.with_leader_row(lambda leader: reaches_ceiling(self.doc, leader))
 
     @strawberry.field(
         description=(
@@ -272,7 +268,7 @@ class Benchmark(SlugNode, Revised):
             return loaded.with_whole(lambda: loaded.derived.tracked_leader)
         return loaded.on(
             as_of,
-            lambda board: loaded.row(board, rules.tracked_leader(board.rows)),
+            lambda board: loaded.row(board, tracked_leader_row(board.rows)),
             EVERYTHING,
         )
 
@@ -324,7 +320,7 @@ class Benchmark(SlugNode, Revised):
             history = await loaded.history()
             tracked = await loaded.tracked_in(history)
             results = results_ever_recorded(history, tracked)
-            points = rules.scores_over_time(results, tracked=tracked)
+            points = points_over_time(results, tracked=tracked)
             return [ScorePoint.from_point(point) for point in points[len(points) - count :]]
 
         return deferred(once_loaded())
@@ -362,7 +358,7 @@ class Benchmark(SlugNode, Revised):
     @strawberry.field(description="The parent record this benchmark is a track of, if any.")
     def parent(self, info: strawberry.Info[Context]) -> "Benchmark | None":
         def parent_in(around: Neighbourhood) -> Benchmark | None:
-            found = family_rules.family(self.doc, around.family).parent
+            found = family(self.doc, around.family).parent
             return None if found is None else Benchmark.from_loaded(self.loaded.member(found))
 
         return self.loaded.around(parent_in)
@@ -379,7 +375,7 @@ class Benchmark(SlugNode, Revised):
         return self.loaded.around(
             lambda around: [
                 Benchmark.from_loaded(self.loaded.member(doc))
-                for doc in family_rules.family(self.doc, around.family).tracks
+                for doc in family(self.doc, around.family).tracks
             ],
         )
 

@@ -14,12 +14,20 @@ from inspect import isawaitable
 from types import MappingProxyType
 from typing import Any, TypeVar, cast
 
-from resolvers import family as family_rules
-from resolvers import leaderboard as rules
-from resolvers.history import entries_of, read_as_of
-from resolvers.ranking import Board
-from resolvers.reporting import ReportFilter, reported_entries
-from resolvers.tracking import TrackedModels, index_by_key, model_key
+from resolvers import (
+    Board,
+    ReportFilter,
+    Row,
+    TrackedModels,
+    entries_of,
+    family_root,
+    index_by_key,
+    leader,
+    leaderboard,
+    model_key,
+    read_as_of,
+    reported_entries,
+)
 from schema.context import Context
 from schema.types.benchmark.derived import (
     DerivedBoard,
@@ -156,18 +164,18 @@ class Loaded:
 
         return deferred(with_model())
 
-    def with_leader_row(self, answer: Callable[[rules.Row | None], T]) -> T:
+    def with_leader_row(self, answer: Callable[[Row | None], T]) -> T:
         """`answer` from the leader's row, for what its entry alone decides (headroom): stored,
         or read off the whole leaderboard."""
         stored = self.stored_leaders()
         if stored is None:
-            return self.with_whole(lambda: answer(rules.leader(self.board.rows)))
+            return self.with_whole(lambda: answer(leader(self.board.rows)))
         place = stored["leader"]
         if place is None:
             return answer(None)
         entry = place["entry"]
         return answer(
-            rules.Row(rank=place["rank"], model_name=entry["model_name"], model=None, entry=entry)
+            Row(rank=place["rank"], model_name=entry["model_name"], model=None, entry=entry)
         )
 
     def member(self, doc: BenchmarkSummaryDoc) -> "Loaded":
@@ -178,7 +186,7 @@ class Loaded:
     def rows_on(
         self,
         asked: RowsAsked,
-        pick: Callable[[Board], list[rules.Row]],
+        pick: Callable[[Board], list[Row]],
         kept: Callable[[DerivedBoard], list[LeaderboardRow]],
     ) -> list[LeaderboardRow]:
         """The first rows `pick` takes from the leaderboard (now or as of a date), of the
@@ -198,10 +206,10 @@ class Loaded:
             only,
         )
 
-    def row(self, board: Board, row: rules.Row | None) -> LeaderboardRow | None:
+    def row(self, board: Board, row: Row | None) -> LeaderboardRow | None:
         return LeaderboardRow.from_optional_row(row, board, self.doc)
 
-    def board_of(self, rows: list[rules.Row]) -> Board:
+    def board_of(self, rows: list[Row]) -> Board:
         metric = self.doc["metric"]
         return Board(rows, unit=metric["unit"], higher_is_better=metric["higher_is_better"])
 
@@ -222,7 +230,7 @@ class Loaded:
 
         return deferred(on_that_day())
 
-    async def _rows_as_of(self, as_of: Date, only: ReportFilter) -> list[rules.Row]:
+    async def _rows_as_of(self, as_of: Date, only: ReportFilter) -> list[Row]:
         """The leaderboard as it stood on `as_of`, its models tracked as of today."""
         read = read_as_of(await self.history(), as_of)
         entries = read["entries"] if read is not None else []
@@ -231,12 +239,12 @@ class Loaded:
 
     def rows_of(
         self, entries: list[EntryDoc], tracked: TrackedModels, only: ReportFilter = EVERYTHING
-    ) -> list[rules.Row]:
+    ) -> list[Row]:
         """The leaderboard of the entries `only` lets through (a model's best among them)."""
         if not only.everything:
             entries = reported_entries(entries, self.doc, tracked, only)
         higher_is_better = self.doc["metric"]["higher_is_better"]
-        return rules.leaderboard(entries, higher_is_better=higher_is_better, tracked=tracked)
+        return leaderboard(entries, higher_is_better=higher_is_better, tracked=tracked)
 
     async def tracked_in(self, history: list[ReadDoc]) -> TrackedModels:
         """The tracked models any of these reads names."""
@@ -267,7 +275,7 @@ class Loaded:
         """The neighbourhood, read now, with the models its benchmarks' stored leaders name."""
         if self.neighbourhood is None:
             request = NeighbourhoodRequest(
-                family=family_rules.family_root(self.doc),
+                family=family_root(self.doc),
                 category=self.doc["category"]["slug"],
                 siblings_limit=SIBLINGS_WITH_A_BENCHMARK,
             )

@@ -6,7 +6,7 @@ from typing import Annotated, Self
 import strawberry
 
 from editing import MAX_MODEL_CARD_REPORTS
-from resolvers.reporting import ReportFilter
+from resolvers import ReportFilter
 from schema.types.lab import Lab
 from schema.vocabulary import RECOMPUTED, MetricUnit, SourceKind, StoredFields, at_most
 from store import CategoryCountDoc, Date, MetricDoc, SourceDoc
