@@ -19,7 +19,7 @@ from schema.extensions.services import (
 )
 from schema.json import digest, encode_json
 from schema.stability import breaking_changes, document_problems, published_sdl
-from schema.types.changes import encode_change_cursor
+from schema.types import encode_change_cursor
 from schema.webhook_destinations import Destinations, Refused, Target
 from schema.webhook_events import change_body, change_filter, event_id, new_delivery
 

@@ -25,10 +25,7 @@ from editing import (
 from resolvers import changes_by_read, entries_of
 from schema.caller import admin_of
 from schema.context import Context
-from schema.types.benchmark import Benchmark, Category, benchmarks_from_docs
-from schema.types.history import LeaderboardRead
-from schema.types.lab import Lab
-from schema.types.model import Model
+from schema.types import Benchmark, Category, Lab, LeaderboardRead, Model, benchmarks_from_docs
 from schema.vocabulary import (
     WRITE,
     BenchmarkInput,

@@ -7,17 +7,23 @@ from api_errors import ApiError, shown
 from editing import MAX_CATEGORIES
 from resolvers import BenchmarkOrder, sort_models
 from schema.context import Context
-from schema.types.benchmark import (
+from schema.types import (
+    LEADER_FIELDS,
     SIBLINGS_WITH_A_BENCHMARK,
     Benchmark,
     Category,
+    Change,
+    ChangeConnection,
+    ChangeFilterInput,
+    Model,
+    RateLimit,
     benchmark_page,
     benchmarks_from_summaries,
+    change_feed,
+    rate_limit,
+    rows_select,
+    siblings_shown,
 )
-from schema.types.changes import Change, ChangeConnection, ChangeFilterInput, change_feed
-from schema.types.model import Model
-from schema.types.rate_limit import RateLimit, rate_limit
-from schema.types.selections import LEADER_FIELDS, rows_select, siblings_shown
 from schema.vocabulary import (
     MAX_PAGE_SIZE,
     Connection,

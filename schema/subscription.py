@@ -21,7 +21,7 @@ import strawberry
 
 from request_limits import throttled_error
 from schema.context import Context
-from schema.types.changes import ALL_PUBLIC, Change, ChangeFilterInput, cursor_place
+from schema.types import ALL_PUBLIC, Change, ChangeFilterInput, cursor_place
 
 PAGE = 100
 """Changes read from the log at once (and so the most held for one subscriber)."""

@@ -7,7 +7,7 @@ import time
 
 import orjson
 
-from schema.types.changes import PUBLIC_KINDS, encode_change_cursor
+from schema.types import PUBLIC_KINDS, encode_change_cursor
 from store import INTERNAL_KINDS, Change, ChangeFilter, ChangeKind, DeliveryDoc, WebhookDoc
 
 PING = "ping"

@@ -13,7 +13,7 @@ from api_errors import ApiError, ErrorCode, shown
 from editing import InvalidInput, control_character
 from schema.caller import Identity
 from schema.context import Context
-from schema.types.changes import PUBLIC_KINDS, ChangeKind, encode_change_cursor
+from schema.types import PUBLIC_KINDS, ChangeKind, encode_change_cursor
 from schema.vocabulary import (
     MAX_PAGE_SIZE,
     WRITE,

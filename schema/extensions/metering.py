@@ -36,7 +36,7 @@ LIST_SIZES = ListSizes(max_slice=MAX_LIST_SLICE, max_page=MAX_PAGE_SIZE)
 
 RATE_LIMIT = "rateLimit"
 """The root field that reports the caller's budget, and with `dryRun: true` prices a request
-without running it (schema.types.rate_limit)."""
+without running it (schema.types.budget)."""
 
 
 @cache

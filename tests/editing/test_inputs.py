@@ -16,10 +16,7 @@ from strawberry.types.base import get_object_definition
 
 from editing import inputs as fields
 from editing.errors import InvalidInput, dotted
-from schema.types.benchmark import Benchmark, Metric, Source
-from schema.types.benchmark.parts import ModelCardReport
-from schema.types.leaderboard import Interval, LeaderboardRow
-from schema.types.model import Model
+from schema.types import Benchmark, Interval, LeaderboardRow, Metric, Model, ModelCardReport, Source
 from schema.vocabulary import StoredFields
 from schema.vocabulary import inputs as graphql
 from store import documents as stored

@@ -7,7 +7,7 @@ from typing import Any
 import httpx
 import pytest
 
-from schema.types.changes import encode_change_cursor
+from schema import encode_change_cursor
 from server.app import create_app
 from server.settings import Settings
 from store.mongo import MongoStore

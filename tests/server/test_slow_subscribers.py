@@ -25,7 +25,7 @@ from websockets.frames import Close
 from websockets.http11 import Response
 from websockets.uri import parse_uri
 
-from schema.types.changes import encode_change_cursor
+from schema import encode_change_cursor
 from server.api_keys import create_key
 from server.graphql.view import AlmanacGraphQL
 from server.settings import Settings

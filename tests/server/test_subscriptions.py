@@ -30,7 +30,7 @@ from starlette.routing import WebSocketRoute
 from websockets import Subprotocol
 
 from api_errors import ApiError, ErrorCode
-from schema.types.changes import encode_change_cursor
+from schema import encode_change_cursor
 from server.api_keys import create_key
 from server.app import create_app
 from server.charges import MINIMUM

@@ -8,13 +8,14 @@ from schema.types.benchmark.benchmark import (
     benchmarks_from_summaries,
 )
 from schema.types.benchmark.loading import SIBLINGS_WITH_A_BENCHMARK
-from schema.types.benchmark.parts import Category, Metric, ModelCardReports, Source
+from schema.types.benchmark.parts import Category, Metric, ModelCardReport, ModelCardReports, Source
 
 __all__ = [
     "SIBLINGS_WITH_A_BENCHMARK",
     "Benchmark",
     "Category",
     "Metric",
+    "ModelCardReport",
     "ModelCardReports",
     "Source",
     "benchmark_page",
