@@ -8,16 +8,12 @@ from typing import Self
 import strawberry
 
 from editing import MAX_TRACKS
-from resolvers import Board, changes_by_read, family, results_ever_recorded, when_test_set_published
+from resolvers import Board, changes_by_read, family, when_test_set_published
 from resolvers import headroom as headroom_of
 from resolvers import leader as leader_row
 from resolvers import near_ceiling as reaches_ceiling
-from resolvers import scores_over_time as points_over_time
 from resolvers import tracked_leader as tracked_leader_row
 from schema.context import Context
-from schema.types.benchmark.derived import (
-    scores_over_time,
-)
 from schema.types.benchmark.loading import (
     Loaded,
     deferred,
@@ -311,19 +307,7 @@ class Benchmark(SlugNode, Revised):
         count = slice_size("last", last)
         if count == 0:  # priced as none: computed as none
             return []
-        loaded = self.loaded
-        if loaded.history_tracked:
-            points = scores_over_time(loaded.whole, loaded.tracked, loaded.kept())
-            return points[len(points) - count :]
-
-        async def once_loaded() -> list[ScorePoint]:
-            history = await loaded.history()
-            tracked = await loaded.tracked_in(history)
-            results = results_ever_recorded(history, tracked)
-            points = points_over_time(results, tracked=tracked)
-            return [ScorePoint.from_point(point) for point in points[len(points) - count :]]
-
-        return deferred(once_loaded())
+        return self.loaded.scores_over_time(count)
 
     @strawberry.field(
         directives=[page_of()],

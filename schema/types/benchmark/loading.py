@@ -27,7 +27,9 @@ from resolvers import (
     model_key,
     read_as_of,
     reported_entries,
+    results_ever_recorded,
 )
+from resolvers import scores_over_time as points_over_time
 from schema.context import Context
 from schema.types.benchmark.derived import (
     DerivedBoard,
@@ -36,9 +38,10 @@ from schema.types.benchmark.derived import (
     history_names_of,
     kept_for,
     names_of,
+    scores_over_time,
 )
 from schema.types.benchmark.parts import EVERYTHING, report_filter
-from schema.types.leaderboard import LeaderboardRow
+from schema.types.leaderboard import LeaderboardRow, ScorePoint
 from schema.vocabulary import SourceKind, slice_size
 from store import (
     BenchmarkDoc,
@@ -245,6 +248,22 @@ class Loaded:
             entries = reported_entries(entries, self.doc, tracked, only)
         higher_is_better = self.doc["metric"]["higher_is_better"]
         return leaderboard(entries, higher_is_better=higher_is_better, tracked=tracked)
+
+    def scores_over_time(self, count: int) -> list[ScorePoint]:
+        """The newest `count` results its history records, oldest first: kept, from a history
+        that came with its tracked models (a page), else read now."""
+        if self.history_tracked:
+            points = scores_over_time(self.whole, self.tracked, self.kept())
+            return points[len(points) - count :]
+
+        async def once_loaded() -> list[ScorePoint]:
+            history = await self.history()
+            tracked = await self.tracked_in(history)
+            results = results_ever_recorded(history, tracked)
+            points = points_over_time(results, tracked=tracked)
+            return [ScorePoint.from_point(point) for point in points[len(points) - count :]]
+
+        return deferred(once_loaded())
 
     async def tracked_in(self, history: list[ReadDoc]) -> TrackedModels:
         """The tracked models any of these reads names."""
