@@ -13,6 +13,18 @@ import orjson
 from graphql import GraphQLError, GraphQLSyntaxError
 from graphql.pyutils import inspect
 
+__all__ = [
+    "CODE_OF_STATUS",
+    "INTERNAL_ERROR_MESSAGE",
+    "ApiError",
+    "ErrorCode",
+    "client_facing",
+    "code_of",
+    "error_document",
+    "is_unexpected",
+    "shown",
+]
+
 
 class ErrorCode(StrEnum):
     # The request as GraphQL.

@@ -36,7 +36,7 @@ ADMIN = ("--scope", "admin")
 WRITE = """mutation($slug: String!, $note: String!) {
   updateBenchmark(slug: $slug, input: {note: $note}) { revision } }"""
 # What a page reads around it: its family, and the siblings it shows (the contract's first 6;
-# a page reads no more: schema.selections.siblings_shown).
+# a page reads no more: schema.types.selections.siblings_shown).
 READS = """query($slug: String!) { benchmark(slug: $slug) {
   parent { slug } tracks { slug } siblings(first: 6) { nodes { slug } } } }"""
 EXECUTED = re.compile(r"^almanac_operations_executed_total ([\d.e+]+)$", re.M)

@@ -19,8 +19,14 @@ from editing.inputs import (
     ReadFields,
     kept_entry,
 )
-from resolvers.history import entry_identity, is_recorded, read_changes
-from resolvers.tracking import TrackedModels, model_key, tracked_model
+from resolvers import (
+    TrackedModels,
+    entry_identity,
+    is_recorded,
+    model_key,
+    read_changes,
+    tracked_model,
+)
 from store import (
     BenchmarkDoc,
     CategoryDoc,

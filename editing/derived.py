@@ -5,11 +5,18 @@ They are derived by the resolvers' rules on every write, from the data itself, n
 their own.
 """
 
-from resolvers.family import family_root
-from resolvers.leaderboard import Row, leader, leaderboard, tracked_leader
-from resolvers.ordering import catalog_order
-from resolvers.ranking import Board
-from resolvers.tracking import TrackedModels, model_key, model_keys
+from resolvers import (
+    Board,
+    Row,
+    TrackedModels,
+    catalog_order,
+    family_root,
+    leader,
+    leaderboard,
+    model_key,
+    model_keys,
+    tracked_leader,
+)
 from store import BenchmarkDoc, EntryDoc, LeadersDoc, MetricDoc, ModelDoc, PlaceDoc, TrackedRankDoc
 
 

@@ -31,8 +31,7 @@ from editing.changes import (
 from editing.errors import Conflict, InvalidInput, NotFound
 from editing.inputs import BenchmarkFields, CategoryFields, LabFields, ModelFields, ReadFields
 from editing.workspace import LiveWorkspace, Workspace
-from resolvers.history import same_entries
-from resolvers.tracking import TrackedModels, model_key
+from resolvers import TrackedModels, model_key, same_entries
 from store import (
     PROVENANCE_ID,
     SITE_FIGURES_ID,

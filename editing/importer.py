@@ -30,9 +30,7 @@ from editing.inputs import (
     parse,
 )
 from editing.workspace import BATCH_SIZE, ImportWorkspace, MovedOn, rank_tracked_models
-from resolvers import leaderboard as rules
-from resolvers.history import read_changes
-from resolvers.tracking import TrackedModels
+from resolvers import Row, TrackedModels, leader, leaderboard, read_changes, tracked_leader
 from store import (
     PROVENANCE_ID,
     SEED_ID,
@@ -105,50 +103,130 @@ async def import_dataset(
     transaction as the import's last site record (its provenance), or last, on their own.
     """
     source = as_source(dataset)
-    summary = ImportSummary()
     workspace = await ImportWorkspace.of(store, dry_run, seal)
-    stored_before = set(workspace.parents)  # the benchmarks there were before this import
-    editor = Editor(store, by=stamp.by, clock=lambda: stamp.at, workspace=workspace)
-    today = stamp.at.date()
+    run = _Import(store, workspace, stamp, dry_run, allow_removals, advance)
+    await run.registries(source)
+    await run.models(source)
+    await run.benchmarks(source)
+    await run.finish(source)
+    return run.summary
 
-    async def registry(collection: Collection, item: Any) -> None:
+
+class _Import:
+    """One import as it runs: its workspace and editor, the outcomes so far, and the benchmark
+    writes waiting for their batch's transaction."""
+
+    def __init__(
+        self,
+        store: Store,
+        workspace: ImportWorkspace,
+        stamp: Stamp,
+        dry_run: bool,
+        allow_removals: bool,
+        advance: Callable[[], None],
+    ) -> None:
+        self.store, self.workspace, self.stamp = store, workspace, stamp
+        self.dry_run, self.allow_removals, self.advance = dry_run, allow_removals, advance
+        self.summary = ImportSummary()
+        self.stored_before = set(workspace.parents)  # the benchmarks there were before it
+        self.editor = Editor(store, by=stamp.by, clock=lambda: stamp.at, workspace=workspace)
+        self.today = stamp.at.date()
+        self.imported: set[str] = set()  # the slugs of the benchmarks this import names
+        self.pending: dict[str, Outcome] = {}
+
+    async def registries(self, source: Source) -> None:
+        for collection in (Collection.LABS, Collection.CATEGORIES):
+            for item in source.items(collection.value):
+                await _each(
+                    self.summary, collection.value, item, partial(self._registry, collection)
+                )
+                self.advance()
+
+    async def _registry(self, collection: Collection, item: Any) -> None:
         kind: type[LabFields] | type[CategoryFields] = (
             LabFields if collection is Collection.LABS else CategoryFields
         )
-        entry = parse(kind, item, today=today)
-        result = await editor.put_lab_or_category(collection, entry)
-        summary.outcomes.append(Outcome(collection.value, entry.slug, result))
+        entry = parse(kind, item, today=self.today)
+        result = await self.editor.put_lab_or_category(collection, entry)
+        self.summary.outcomes.append(Outcome(collection.value, entry.slug, result))
 
-    for collection in (Collection.LABS, Collection.CATEGORIES):
-        for item in source.items(collection.value):
-            await _each(summary, collection.value, item, partial(registry, collection))
-            advance()
+    async def models(self, source: Source) -> None:
+        for item in source.items("models"):
+            await _each(self.summary, "models", item, self._model)
+            self.advance()
 
-    async def model(item: Any) -> None:
-        slug, fields = _split(item, ModelFields, stamp)
+    async def _model(self, item: Any) -> None:
+        slug, fields = _split(item, ModelFields, self.stamp)
         try:
-            _, result = await editor.put_model(slug, fields)
+            _, result = await self.editor.put_model(slug, fields)
         except MovedOn as moved:
             raise _moved_on(moved.slug) from moved
-        summary.outcomes.append(Outcome("models", slug, result))
+        self.summary.outcomes.append(Outcome("models", slug, result))
 
-    for item in source.items("models"):
-        await _each(summary, "models", item, model)
-        advance()
+    async def benchmarks(self, source: Source) -> None:
+        for tracks in (False, True):  # a track after its parent
+            for batch in batched(source.items("benchmarks", tracks=tracks), BATCH_SIZE):
+                await self.workspace.fetch([item.value.get("slug") for item in batch])
+                for item in batch:
+                    await _each(self.summary, "benchmarks", item, self._benchmark)
+                    self.advance()
+                await self._flush()
 
-    imported: set[str] = set()  # the slugs of the benchmarks this import names
-    pending: dict[str, Outcome] = {}
+    async def _benchmark(self, item: Any) -> None:
+        item = dict(item)
+        raw_reads = item.pop("reads", [])
+        if not isinstance(raw_reads, list):
+            raise InvalidInput.at(("reads",), "expected a list of reads")
+        slug, fields = _split(item, BenchmarkFields, self.stamp)
+        self.imported.add(slug)
+        parsed, problems = self._reads(raw_reads)
+        if problems:
+            # The reads that could be read are still checked by the rules of their own rows.
+            problems += await self._rule_problems(slug, fields, parsed)
+            in_order = sorted(problems, key=lambda problem: problem.location[1])
+            raise _by_line(InvalidInput(in_order), raw_reads)
+        reads = [read for _, read in parsed]
+        before: BenchmarkDoc | None = await self.workspace.load(Collection.BENCHMARKS, slug)
+        try:
+            after, result = await self.editor.put_benchmark(slug, fields, reads)
+        except InvalidInput as error:
+            raise _by_line(error, raw_reads) from error
+        tracked = await self.workspace.tracked(())
+        changes = leaderboard_changes(before, after, tracked) if reads else None
+        outcome = Outcome("benchmarks", slug, result, changes=changes)
+        if result == "unchanged" or self.dry_run:
+            self.summary.outcomes.append(outcome)
+        else:
+            self.pending[slug] = outcome
 
-    async def rule_problems(
-        slug: str, fields: BenchmarkFields, parsed: list[tuple[int, ReadFields]]
+    def _reads(self, raw_reads: list[Any]) -> tuple[list[tuple[int, ReadFields]], list[Problem]]:
+        """Each read that could be read, by its position, and what is wrong with the others:
+        every read checked, so that each bad row is reported."""
+        parsed: list[tuple[int, ReadFields]] = []
+        problems: list[Problem] = []
+        for position, raw_read in enumerate(raw_reads):
+            raw = dict(raw_read) if isinstance(raw_read, dict) else raw_read
+            if isinstance(raw, dict):
+                raw.pop(CSV_LINES, None)
+                if self.allow_removals:
+                    raw.setdefault("allow_removals", True)
+            try:
+                parsed.append((position, parse(ReadFields, raw, today=self.today)))
+            except InvalidInput as error:
+                problems += error.within(("reads", position)).problems
+        return parsed, problems
+
+    async def _rule_problems(
+        self, slug: str, fields: BenchmarkFields, parsed: list[tuple[int, ReadFields]]
     ) -> list[Problem]:
         """What the rows of `parsed` (each with its position among the benchmark's reads)
         break, by the unit the benchmark has (or is given); none known, nothing said."""
-        stored: BenchmarkDoc | None = await workspace.load(Collection.BENCHMARKS, slug)
+        stored: BenchmarkDoc | None = await self.workspace.load(Collection.BENCHMARKS, slug)
         unit = fields.metric.unit if fields.metric else stored and stored["metric"]["unit"]
         if not unit:
             return []
-        tracked = await workspace.tracked(chain.from_iterable(read.entries for _, read in parsed))
+        entries = chain.from_iterable(read.entries for _, read in parsed)
+        tracked = await self.workspace.tracked(entries)
         return [
             problem
             for position, read in parsed
@@ -157,70 +235,24 @@ async def import_dataset(
             .problems
         ]
 
-    async def benchmark(item: Any) -> None:
-        item = dict(item)
-        raw_reads = item.pop("reads", [])
-        if not isinstance(raw_reads, list):
-            raise InvalidInput.at(("reads",), "expected a list of reads")
-        slug, fields = _split(item, BenchmarkFields, stamp)
-        imported.add(slug)
-        parsed: list[tuple[int, ReadFields]] = []  # each read that could be read, by position
-        problems: list[Problem] = []
-        for position, raw_read in enumerate(raw_reads):
-            raw = dict(raw_read) if isinstance(raw_read, dict) else raw_read
-            if isinstance(raw, dict):
-                raw.pop(CSV_LINES, None)
-                if allow_removals:
-                    raw.setdefault("allow_removals", True)
-            try:
-                read = parse(ReadFields, raw, today=today)
-            except InvalidInput as error:  # every read checked: each bad row is reported
-                problems += error.within(("reads", position)).problems
-                continue
-            parsed.append((position, read))
-        if problems:
-            # The reads that could be read are still checked by the rules of their own rows.
-            problems += await rule_problems(slug, fields, parsed)
-            in_order = sorted(problems, key=lambda problem: problem.location[1])
-            raise _by_line(InvalidInput(in_order), raw_reads)
-        reads = [read for _, read in parsed]
-        before: BenchmarkDoc | None = await workspace.load(Collection.BENCHMARKS, slug)
-        try:
-            after, result = await editor.put_benchmark(slug, fields, reads)
-        except InvalidInput as error:
-            raise _by_line(error, raw_reads) from error
-        tracked = await workspace.tracked(())
-        changes = leaderboard_changes(before, after, tracked) if reads else None
-        outcome = Outcome("benchmarks", slug, result, changes=changes)
-        if result == "unchanged" or dry_run:
-            summary.outcomes.append(outcome)
-        else:
-            pending[slug] = outcome
-
-    async def flush() -> None:
-        for slug, written in await workspace.flush():
-            outcome = pending.pop(slug)
+    async def _flush(self) -> None:
+        for slug, written in await self.workspace.flush():
+            outcome = self.pending.pop(slug)
             refused = Outcome("benchmarks", slug, "rejected", _reason(_moved_on(slug)))
-            summary.outcomes.append(outcome if written else refused)
-        workspace.forget_benchmarks()
+            self.summary.outcomes.append(outcome if written else refused)
+        self.workspace.forget_benchmarks()
 
-    for tracks in (False, True):  # a track after its parent
-        for batch in batched(source.items("benchmarks", tracks=tracks), BATCH_SIZE):
-            await workspace.fetch([item.value.get("slug") for item in batch])
-            for item in batch:
-                await _each(summary, "benchmarks", item, benchmark)
-                advance()
-            await flush()
-
-    site = Item(0, source.head)
-    await _each(summary, "site", site, lambda data: _site(editor, data, summary))
-    await workspace.sealed()
-    # Benchmarks written by this import placed the models already; those it left alone may
-    # name a model it created or changed.
-    if workspace.renamed and not dry_run and stored_before - imported:
-        await rank_tracked_models(store, list(workspace.renamed), skip=imported)
-    advance()
-    return summary
+    async def finish(self, source: Source) -> None:
+        site = Item(0, source.head)
+        summary = self.summary
+        await _each(summary, "site", site, lambda data: _site(self.editor, data, summary))
+        await self.workspace.sealed()
+        # Benchmarks written by this import placed the models already; those it left alone may
+        # name a model it created or changed.
+        left_alone = self.stored_before - self.imported
+        if self.workspace.renamed and not self.dry_run and left_alone:
+            await rank_tracked_models(self.store, list(self.workspace.renamed), skip=self.imported)
+        self.advance()
 
 
 def batched(items: Iterable[Item], size: int) -> Iterator[list[Item]]:
@@ -258,10 +290,10 @@ def leaderboard_changes(
     if not (changes.added or changes.removed or changes.changed):
         return None
     higher = after["metric"]["higher_is_better"]
-    rows_before = rules.leaderboard(old, higher_is_better=higher, tracked=tracked)
-    rows_after = rules.leaderboard(after["entries"], higher_is_better=higher, tracked=tracked)
+    rows_before = leaderboard(old, higher_is_better=higher, tracked=tracked)
+    rows_after = leaderboard(after["entries"], higher_is_better=higher, tracked=tracked)
 
-    def moved(name: str, pick: Callable[[list[rules.Row]], rules.Row | None]) -> str:
+    def moved(name: str, pick: Callable[[list[Row]], Row | None]) -> str:
         then, now = (pick(rows) for rows in (rows_before, rows_after))
         shown = [
             f"{row.model_name} ({row.entry['score']:g})" if row else "none" for row in (then, now)
@@ -269,9 +301,7 @@ def leaderboard_changes(
         return f"{name} {shown[0]}" if shown[0] == shown[1] else f"{name} {shown[0]} → {shown[1]}"
 
     counts = f"+{len(changes.added)} -{len(changes.removed)} ~{len(changes.changed)} rows"
-    return "; ".join(
-        (counts, moved("leader", rules.leader), moved("tracked leader", rules.tracked_leader))
-    )
+    return "; ".join((counts, moved("leader", leader), moved("tracked leader", tracked_leader)))
 
 
 def _split(item: dict[str, Any], fields_model: type[Any], stamp: Stamp) -> tuple[str, Any]:

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from editing.changes import Catalog
 from editing.derived import placed_anew
-from resolvers.tracking import TrackedModels, index_by_key, model_key
+from resolvers import TrackedModels, index_by_key, model_key
 from store import (
     PROVENANCE_ID,
     AlreadyExists,

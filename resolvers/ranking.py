@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Protocol
 
-from resolvers.leaderboard import Row
+from resolvers.leaderboards import Row
 from resolvers.uncertainty import bounds
 
 Bounds = tuple[float, float]

@@ -4,6 +4,7 @@ run through the almanac's extensions (see schema.extensions).
 Other packages import from here, never from the modules inside (import-linter checks it)."""
 
 from schema.almanac import AlmanacSchema, almanac_schema, schema
+from schema.caller import Identity
 from schema.context import Context, new_context
 from schema.extensions.answer_reuse import kept_answer
 from schema.extensions.document_checks import known_document, parsed_or_refused
@@ -16,7 +17,6 @@ from schema.extensions.services import (
     Services,
     operation_key,
 )
-from schema.identity import Identity
 from schema.json import digest, encode_json
 from schema.stability import breaking_changes, document_problems, published_sdl
 from store import encode_change_cursor

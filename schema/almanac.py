@@ -16,8 +16,8 @@ from schema.extensions.masking import MaskUnexpectedErrors
 from schema.extensions.metering import Metering
 from schema.mutation import Mutation
 from schema.query import Query
-from schema.scalars import SCALARS
 from schema.subscription import Subscription
+from schema.vocabulary import SCALARS
 
 log = logging.getLogger("almanac.errors")
 

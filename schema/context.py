@@ -8,9 +8,9 @@ from typing import Any
 
 from strawberry.dataloader import DataLoader
 
-from resolvers.tracking import index_by_key, model_key
+from resolvers import index_by_key, model_key
+from schema.caller import Identity
 from schema.extensions.services import Meter, OperationKey, Services
-from schema.identity import Identity
 from store import (
     BenchmarkDoc,
     EntryDoc,
@@ -89,7 +89,7 @@ class Context:
     operation: OperationKey | None = None
     # The subjects (store.subjects) of everything read through `store` so far.
     read: set[str] = field(default_factory=set)
-    # Whether an operation answered with the caller's own (schema.per_caller): never shared.
+    # Whether an operation answered with the caller's own (schema.caller.per_caller): never shared.
     own: bool = False
 
     def forget_loaded(self) -> None:

@@ -22,13 +22,12 @@ from editing import (
     check_slug,
     parse,
 )
-from resolvers.history import changes_by_read, entries_of
-from schema.benchmark import Benchmark, Category, benchmarks_from_docs
+from resolvers import changes_by_read, entries_of
+from schema.caller import admin_of
 from schema.context import Context
-from schema.directives import WRITE
-from schema.history import LeaderboardRead
-from schema.identity import admin_of
-from schema.inputs import (
+from schema.types import Benchmark, Category, Lab, LeaderboardRead, Model, benchmarks_from_docs
+from schema.vocabulary import (
+    WRITE,
     BenchmarkInput,
     LeaderboardReadInput,
     ModelInput,
@@ -36,8 +35,6 @@ from schema.inputs import (
     as_plain,
     camel_case,
 )
-from schema.lab import Lab
-from schema.model import Model
 from schema.webhooks import WebhookMutations
 
 T = TypeVar("T")

@@ -5,31 +5,39 @@ from strawberry import relay
 
 from api_errors import ApiError, shown
 from editing import MAX_CATEGORIES
-from resolvers.catalog import BenchmarkOrder, sort_models
-from schema.benchmark import (
+from resolvers import BenchmarkOrder, sort_models
+from schema.context import Context
+from schema.types import (
+    LEADER_FIELDS,
     SIBLINGS_WITH_A_BENCHMARK,
     Benchmark,
     Category,
+    Change,
+    ChangeConnection,
+    ChangeFilterInput,
+    Model,
+    RateLimit,
     benchmark_page,
     benchmarks_from_summaries,
+    change_feed,
+    rate_limit,
+    rows_select,
+    siblings_shown,
 )
-from schema.changes import Change, ChangeConnection, ChangeFilterInput, change_feed
-from schema.context import Context
-from schema.directives import at_most, page_of
-from schema.enums import Kind, Status
-from schema.model import Model
-from schema.pagination import (
+from schema.vocabulary import (
     MAX_PAGE_SIZE,
     Connection,
+    Kind,
+    Status,
+    at_most,
     connection,
     cursor_connection,
     decode_key_cursor,
     encode_key_cursor,
     page,
+    page_of,
     slice_size,
 )
-from schema.rate_limit import RateLimit, rate_limit
-from schema.selections import LEADER_FIELDS, rows_select, siblings_shown
 from schema.webhooks import WebhookQueries
 from store import ORDER_FIELDS, BenchmarkFilter, Order, order_key
 

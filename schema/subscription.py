@@ -1,4 +1,4 @@
-"""Subscriptions: the change feed as it happens (schema.changes), each change pushed to the
+"""Subscriptions: the change feed as it happens (schema.types.changes), each change pushed to the
 subscriber once it is in the log, in order, from a cursor or from now.
 
 The subscriber reads the store's change log, then waits for the process's `DataVersion` to
@@ -18,8 +18,8 @@ from collections.abc import AsyncGenerator
 import strawberry
 
 from request_limits import throttled_error
-from schema.changes import ALL_PUBLIC, Change, ChangeFilterInput, cursor_place
 from schema.context import Context
+from schema.types import ALL_PUBLIC, Change, ChangeFilterInput, cursor_place
 
 PAGE = 100
 """Changes read from the log at once (and so the most held for one subscriber)."""

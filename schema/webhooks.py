@@ -11,11 +11,19 @@ import strawberry
 
 from api_errors import ApiError, ErrorCode, shown
 from editing import InvalidInput, control_character
-from schema.changes import ChangeKind
+from schema.caller import Identity
 from schema.context import Context
-from schema.directives import WRITE, page_of, sliced_by
-from schema.identity import Identity
-from schema.pagination import MAX_PAGE_SIZE, Connection, connection, page, slice_size
+from schema.types import ChangeKind
+from schema.vocabulary import (
+    MAX_PAGE_SIZE,
+    WRITE,
+    Connection,
+    connection,
+    page,
+    page_of,
+    slice_size,
+    sliced_by,
+)
 from store import PUBLIC_KINDS, DateTime, DeliveryDoc, WebhookDoc, encode_change_cursor
 from store import ChangeKind as StoreChangeKind
 from webhooks import PING, Destinations, new_delivery, new_secret, new_webhook_id, ping_body

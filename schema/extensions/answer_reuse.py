@@ -5,7 +5,7 @@ variables), with the store's data version when its computation began and the sub
 (store.reads): a change retires exactly the answers that read something it touched, and an
 answer whose reads changed while it was computed is stale from the start. Only successful
 query answers are kept (`KeepAnswers`), in a cache bounded by the bytes it holds, and never one
-of the caller's own (its budget, its webhooks: schema.per_caller), wherever the operation
+of the caller's own (its budget, its webhooks: schema.caller.per_caller), wherever the operation
 selects it: another caller sending the same text must not receive it. The HTTP layer answers a
 repeated operation from it (`kept_answer`) before it would run the pipeline again: the answer
 was computed by the pipeline, from the same text and variables, under the same rules, on data
@@ -21,6 +21,7 @@ from strawberry.types import ExecutionContext
 from strawberry.types.graphql import OperationType
 
 from request_limits import selected_operation
+from schema.caller import selects_callers_own
 from schema.extensions.metering import published_types
 from schema.extensions.services import (
     CachedAnswer,
@@ -30,7 +31,6 @@ from schema.extensions.services import (
     services_of,
 )
 from schema.json import digest, encode_json
-from schema.per_caller import selects_callers_own
 from store import DataVersion
 
 

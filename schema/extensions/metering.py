@@ -27,16 +27,16 @@ from strawberry.schema.base import BaseSchema
 from strawberry.types import ExecutionResult
 
 from request_limits import ListSizes, selected_operation, throttled_error
+from schema.caller import KEY_OWNED_MUTATIONS, admin_of, key_of
 from schema.extensions.services import MeterMode, operation_of, services_of
-from schema.identity import KEY_OWNED_MUTATIONS, admin_of, key_of
-from schema.pagination import MAX_LIST_SLICE, MAX_PAGE_SIZE
+from schema.vocabulary import MAX_LIST_SLICE, MAX_PAGE_SIZE
 
 LIST_SIZES = ListSizes(max_slice=MAX_LIST_SLICE, max_page=MAX_PAGE_SIZE)
 
 
 RATE_LIMIT = "rateLimit"
 """The root field that reports the caller's budget, and with `dryRun: true` prices a request
-without running it (schema.rate_limit)."""
+without running it (schema.types.budget)."""
 
 
 @cache

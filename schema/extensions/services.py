@@ -29,7 +29,7 @@ class KnownDocument:
     errors: list[GraphQLError] | None = None
     own: dict[str | None, bool] = field(default_factory=dict)
     """Which of its operations (by the name a request gives) answer with the caller's own
-    (schema.per_caller), each found once: one entry an operation the document holds."""
+    (schema.caller.per_caller), each found once: one entry an operation the document holds."""
 
     def size(self) -> int:
         parsed = [self.parsed] if isinstance(self.parsed, GraphQLError) else self.parsed

@@ -1,6 +1,9 @@
-"""The write side's declarations (editing.inputs) are the entities' fields: the stored documents'
-types and the GraphQL inputs mirror them, field for field, and cannot drift from them. Each
-check refuses what it must, at its edges, in the words a client reads."""
+"""A benchmark's fields, and a model's, are declared once: on the write side (editing.inputs),
+with the rules a value must meet. Everything else that names them follows that declaration and
+is checked against it here, by one test: the stored document's type (and a catalog row's
+summary), the GraphQL input, and the GraphQL type, which reads its fields off the document by
+its own declarations (schema.vocabulary.StoredFields) rather than naming them again. Each check
+refuses what it must, at its edges, in the words a client reads."""
 
 import dataclasses
 import math
@@ -9,41 +12,75 @@ from typing import Any, get_type_hints
 
 import pytest
 from pydantic import BaseModel
+from strawberry.types.base import get_object_definition
 
 from editing import inputs as fields
 from editing.errors import InvalidInput, dotted
-from schema import inputs as graphql
+from schema.types import Benchmark, Interval, LeaderboardRow, Metric, Model, ModelCardReport, Source
+from schema.vocabulary import StoredFields
+from schema.vocabulary import inputs as graphql
 from store import documents as stored
 
-MIRRORS: list[tuple[type[BaseModel], Any, Any]] = [
-    (fields.BenchmarkFields, stored.BenchmarkDoc, graphql.BenchmarkInput),
-    (fields.ModelFields, stored.ModelDoc, graphql.ModelInput),
-    (fields.ReadFields, stored.ReadDoc, graphql.LeaderboardReadInput),
-    (fields.EntryFields, stored.EntryDoc, graphql.EntryInput),
-    (fields.MetricFields, stored.MetricDoc, graphql.MetricInput),
-    (fields.SourceFields, stored.SourceDoc, graphql.SourceInput),
-    (fields.IntervalFields, stored.IntervalDoc, graphql.IntervalInput),
-    (fields.ModelCardReportFields, stored.ModelCardReportDoc, graphql.ModelCardReportInput),
+
+@dataclasses.dataclass(frozen=True)
+class Mirror:
+    """What follows one declaration: its stored document (and summary, if a catalog row is
+    one), its GraphQL input, and the GraphQL type that shows it (None: shown otherwise, as a
+    read's rows are)."""
+
+    declared: type[BaseModel]
+    document: Any
+    graphql_input: Any
+    shown_by: type | None
+    summary: Any = None
+
+
+MIRRORS = [
+    Mirror(
+        fields.BenchmarkFields,
+        stored.BenchmarkDoc,
+        graphql.BenchmarkInput,
+        Benchmark,
+        summary=stored.BenchmarkSummaryDoc,
+    ),
+    Mirror(fields.ModelFields, stored.ModelDoc, graphql.ModelInput, Model),
+    Mirror(fields.ReadFields, stored.ReadDoc, graphql.LeaderboardReadInput, None),
+    Mirror(fields.EntryFields, stored.EntryDoc, graphql.EntryInput, LeaderboardRow),
+    Mirror(fields.MetricFields, stored.MetricDoc, graphql.MetricInput, Metric),
+    Mirror(fields.SourceFields, stored.SourceDoc, graphql.SourceInput, Source),
+    Mirror(fields.IntervalFields, stored.IntervalDoc, graphql.IntervalInput, Interval),
+    Mirror(
+        fields.ModelCardReportFields,
+        stored.ModelCardReportDoc,
+        graphql.ModelCardReportInput,
+        ModelCardReport,
+    ),
 ]
 # Kept from an exported history on import; a read sent to the API is stamped with its writer.
 IMPORT_ONLY = {"recorded_by", "recorded_at"}
 # Said by a request, not kept.
 REQUEST_ONLY = {"allow_removals"}
+# Only a whole document carries them, not a catalog row's summary.
+WHOLE_ONLY = {"model_card_reports"}
+# Built from the document by code of their own, not read off it field by field.
+BUILT_OTHERWISE = {LeaderboardRow, Interval}
 
 
-@pytest.mark.parametrize(("declared", "document", "graphql_input"), MIRRORS)
-def test_the_stored_document_holds_every_declared_field(
-    declared: type[BaseModel], document: Any, graphql_input: Any
-) -> None:
-    assert set(declared.model_fields) - REQUEST_ONLY <= set(get_type_hints(document))
-
-
-@pytest.mark.parametrize(("declared", "document", "graphql_input"), MIRRORS)
-def test_the_graphql_input_takes_exactly_the_declared_fields(
-    declared: type[BaseModel], document: Any, graphql_input: Any
-) -> None:
-    taken = {field.name for field in dataclasses.fields(graphql_input)}
-    assert taken == set(declared.model_fields) - IMPORT_ONLY
+@pytest.mark.parametrize("mirror", MIRRORS, ids=lambda mirror: mirror.declared.__name__)
+def test_every_use_of_a_declaration_follows_it(mirror: Mirror) -> None:
+    declared = set(mirror.declared.model_fields)
+    kept = declared - REQUEST_ONLY
+    document = set(get_type_hints(mirror.document))
+    assert kept <= document
+    if mirror.summary is not None:
+        assert kept - WHOLE_ONLY <= set(get_type_hints(mirror.summary))
+    taken = {field.name for field in dataclasses.fields(mirror.graphql_input)}
+    assert taken == declared - IMPORT_ONLY
+    if mirror.shown_by is not None:
+        shown = {f.python_name for f in get_object_definition(mirror.shown_by, strict=True).fields}
+        assert kept - IMPORT_ONLY <= shown
+        if mirror.shown_by not in BUILT_OTHERWISE:
+            assert StoredFields(mirror.shown_by).all_names <= document
 
 
 # The checks, each at its edges: what is refused, in which words, and what is kept.

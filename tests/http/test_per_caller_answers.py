@@ -9,9 +9,9 @@ import pytest
 from graphql import DocumentNode, GraphQLSchema, build_schema, parse
 
 from request_limits import BucketPolicy, selected_operation
-from schema import per_caller, published_types, schema
+from schema import published_types, schema
+from schema.caller import PER_CALLER, callers_fields, per_caller, selects_callers_own
 from schema.extensions import answer_reuse
-from schema.per_caller import PER_CALLER, callers_fields, selects_callers_own
 from server.api_keys import create_key
 from server.settings import Settings
 from store import Store

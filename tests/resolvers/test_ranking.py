@@ -5,7 +5,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from resolvers.leaderboard import leaderboard
+from resolvers.leaderboards import leaderboard
 from resolvers.ranking import Board, RankRange, could_lead, rank_ranges
 
 scores = st.floats(min_value=0, max_value=100, allow_nan=False).map(lambda s: round(s, 1))

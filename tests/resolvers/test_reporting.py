@@ -4,9 +4,9 @@ from typing import Any
 
 import pytest
 
+from resolvers.ceiling import ceiling_of, headroom, near_ceiling
 from resolvers.contamination import released_after_test_set, when_test_set_published
-from resolvers.headroom import ceiling_of, headroom, near_ceiling
-from resolvers.leaderboard import Row
+from resolvers.leaderboards import Row
 from resolvers.reporting import ReportFilter, reported_entries, self_reported
 
 QWEN = {"slug": "qwen", "name": "Qwen"}

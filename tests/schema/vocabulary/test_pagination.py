@@ -3,7 +3,13 @@
 import pytest
 
 from api_errors import ApiError
-from schema.pagination import MAX_PAGE_SIZE, connection, decode_cursor, encode_cursor, page
+from schema.vocabulary import (
+    MAX_PAGE_SIZE,
+    connection,
+    decode_cursor,
+    encode_cursor,
+    page,
+)
 
 
 def test_cursors_round_trip_and_are_opaque() -> None:

@@ -5,7 +5,7 @@ better), else unknown. These are computed from the scores; a benchmark's `status
 SATURATED, RETIRED) stays an editor's call, which they can inform.
 """
 
-from resolvers.leaderboard import Row
+from resolvers.leaderboards import Row
 from resolvers.uncertainty import bounds
 from store import BenchmarkSummaryDoc, MetricUnit
 

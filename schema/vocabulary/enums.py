@@ -7,7 +7,7 @@ from enum import Enum
 
 import strawberry
 
-from resolvers.catalog import BenchmarkOrder
+from resolvers import BenchmarkOrder
 from store import (
     AnswerFormat,
     Kind,

@@ -1,6 +1,6 @@
 """Rules 2-8: best per model, order and ranks, leaders, counts and the figures of the page."""
 
-from resolvers.leaderboard import (
+from resolvers.leaderboards import (
     last_model_added,
     leader,
     leaderboard,

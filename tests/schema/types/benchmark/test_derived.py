@@ -7,7 +7,9 @@ from typing import Any
 
 import pytest
 
-from resolvers import leaderboard as rules
+from resolvers.leaderboards import Row, leaderboard
+from schema.types import changes
+from schema.types.benchmark import derived, loading
 from server.settings import Settings
 from tests.conftest import GraphQLClient
 from tests.http.test_contract import CONTRACT, GENERAL
@@ -30,15 +32,16 @@ def settings() -> Settings:
 
 @pytest.fixture
 def computed(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
-    """How many leaderboards were computed (the rules' own function, counted)."""
+    """How many leaderboards were computed (the rules' own function, counted where the schema
+    calls it: a derived leaderboard, one of a date or of some reporters, a change's)."""
     counted: Counter[str] = Counter()
-    leaderboard = rules.leaderboard
 
-    def counting(entries: Any, **options: Any) -> list[rules.Row]:
+    def counting(entries: Any, **options: Any) -> list[Row]:
         counted["leaderboards"] += 1
         return leaderboard(entries, **options)
 
-    monkeypatch.setattr(rules, "leaderboard", counting)
+    for module in (derived, loading, changes):
+        monkeypatch.setattr(module, "leaderboard", counting)
     return counted
 
 

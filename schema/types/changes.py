@@ -10,16 +10,13 @@ import strawberry
 from strawberry import relay
 
 from api_errors import ApiError, ErrorCode, shown
-from resolvers import leaderboard as rules
-from resolvers.history import read_changes
-from resolvers.ranking import Board
-from resolvers.tracking import TrackedModels
-from schema.benchmark import Benchmark
+from resolvers import Board, TrackedModels, leader, leaderboard, read_changes, tracked_leader
 from schema.context import Context
-from schema.history import LeaderboardRead
-from schema.leaderboard import LeaderboardRow
-from schema.model import Model
-from schema.pagination import (
+from schema.types.benchmark import Benchmark
+from schema.types.history import LeaderboardRead
+from schema.types.leaderboard import LeaderboardRow
+from schema.types.model import Model
+from schema.vocabulary import (
     MAX_PAGE_SIZE,
     Edge,
     PageInfo,
@@ -245,13 +242,13 @@ class Change(relay.Node):
             return None
         doc, read, previous, tracked = found
         metric = doc["metric"]
-        rows = rules.leaderboard(
+        rows = leaderboard(
             previous if before else read["entries"],
             higher_is_better=metric["higher_is_better"],
             tracked=tracked,
         )
         board = Board(rows, unit=metric["unit"], higher_is_better=metric["higher_is_better"])
-        row = rules.tracked_leader(rows) if tracked_only else rules.leader(rows)
+        row = tracked_leader(rows) if tracked_only else leader(rows)
         return LeaderboardRow.from_optional_row(row, board, doc)
 
 

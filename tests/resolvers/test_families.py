@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from resolvers.family import family
+from resolvers.families import family
 from store.documents import BenchmarkDoc
 
 

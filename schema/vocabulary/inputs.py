@@ -11,7 +11,7 @@ from typing import Any
 
 import strawberry
 
-from schema.enums import (
+from schema.vocabulary.enums import (
     AnswerFormat,
     Kind,
     Level,

@@ -22,12 +22,23 @@ from typing import TypeVar, cast
 from weakref import WeakKeyDictionary
 
 from request_limits import BoundedCache
-from resolvers import leaderboard as rules
-from resolvers.history import entries_of, results_ever_recorded
-from resolvers.ranking import Board
-from resolvers.tracking import TrackedModels, model_key
-from schema.leaderboard import LeaderboardRow, ScorePoint
-from schema.model import Model
+from resolvers import (
+    Board,
+    Row,
+    TrackedModels,
+    entries_of,
+    last_model_added,
+    leader,
+    leaderboard,
+    model_key,
+    results_ever_recorded,
+    strongest_model_tested,
+    tracked_leader,
+    tracked_model_count,
+)
+from resolvers import scores_over_time as points_over_time
+from schema.types.leaderboard import LeaderboardRow, ScorePoint
+from schema.types.model import Model
 from store import BenchmarkDoc, EntryDoc, ModelDoc, Store, underlying
 
 # Measured with tracemalloc on synthetic 100-row boards (bench/synthetic.py), every figure asked
@@ -63,17 +74,17 @@ class DerivedBoard:
     def rows(self) -> list[LeaderboardRow]:
         return [LeaderboardRow.from_row(row, self.board, self.benchmark) for row in self.board.rows]
 
-    def row_of(self, row: rules.Row) -> LeaderboardRow:
+    def row_of(self, row: Row) -> LeaderboardRow:
         return self.rows[row.rank - 1]  # ranks are 1-based positions
 
     @cached_property
     def leader(self) -> LeaderboardRow | None:
-        found = rules.leader(self.board.rows)
+        found = leader(self.board.rows)
         return None if found is None else self.row_of(found)
 
     @cached_property
     def tracked_leader(self) -> LeaderboardRow | None:
-        found = rules.tracked_leader(self.board.rows)
+        found = tracked_leader(self.board.rows)
         return None if found is None else self.row_of(found)
 
     @cached_property
@@ -86,15 +97,15 @@ class DerivedBoard:
 
     @cached_property
     def tracked_model_count(self) -> int:
-        return rules.tracked_model_count(self.board.rows)
+        return tracked_model_count(self.board.rows)
 
     @cached_property
     def strongest_model_tested(self) -> Model | None:
-        return Model.from_optional_doc(rules.strongest_model_tested(self.board.rows))
+        return Model.from_optional_doc(strongest_model_tested(self.board.rows))
 
     @cached_property
     def last_model_added(self) -> Model | None:
-        return Model.from_optional_doc(rules.last_model_added(self.board.rows))
+        return Model.from_optional_doc(last_model_added(self.board.rows))
 
 
 def _board_size(derived: DerivedBoard) -> int:
@@ -198,13 +209,13 @@ def _kept_under(
 
 def _points(doc: BenchmarkDoc, tracked: TrackedModels) -> list[ScorePoint]:
     results = results_ever_recorded(doc.get("history", []), tracked)
-    return [ScorePoint.from_point(p) for p in rules.scores_over_time(results, tracked=tracked)]
+    return [ScorePoint.from_point(p) for p in points_over_time(results, tracked=tracked)]
 
 
 def _derived(doc: BenchmarkDoc, tracked: TrackedModels) -> DerivedBoard:
     metric = doc["metric"]
     higher_is_better = metric["higher_is_better"]
-    rows = rules.leaderboard(doc["entries"], higher_is_better=higher_is_better, tracked=tracked)
+    rows = leaderboard(doc["entries"], higher_is_better=higher_is_better, tracked=tracked)
     board = Board(rows, unit=metric["unit"], higher_is_better=higher_is_better)
     held = cast(BenchmarkDoc, {name: value for name, value in doc.items() if name != "history"})
     return DerivedBoard(board, held)

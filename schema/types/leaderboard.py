@@ -4,13 +4,22 @@ from typing import Self
 
 import strawberry
 
-from resolvers import leaderboard as rules
-from resolvers import ranking, uncertainty
-from resolvers.contamination import released_after_test_set
-from resolvers.ranking import Board, Places, StoredPlaces
-from resolvers.reporting import reported_by, self_reported
-from schema.enums import SourceKind
-from schema.model import Model
+from resolvers import (
+    Board,
+    ChartPoint,
+    Places,
+    Row,
+    StoredPlaces,
+    display_name,
+    interval_of,
+    released_after_test_set,
+    reported_by,
+    self_reported,
+)
+from resolvers import Interval as ComputedInterval
+from resolvers import RankRange as RankPlaces
+from schema.types.model import Model
+from schema.vocabulary import SourceKind
 from store import BenchmarkSummaryDoc, Date, ModelDoc, PlaceDoc
 
 
@@ -30,7 +39,7 @@ class Interval:
     )
 
     @classmethod
-    def from_interval(cls, found: uncertainty.Interval | None) -> Self | None:
+    def from_interval(cls, found: ComputedInterval | None) -> Self | None:
         if found is None:
             return None
         return cls(low=found.low, high=found.high, level=found.level, computed=found.computed)
@@ -82,12 +91,12 @@ class LeaderboardRow:
         description="How many tasks, questions or votes the score rests on, as published."
     )
 
-    row: strawberry.Private[rules.Row]
+    row: strawberry.Private[Row]
     board: strawberry.Private[Places]
     benchmark: strawberry.Private[BenchmarkSummaryDoc]
 
     @classmethod
-    def from_row(cls, row: rules.Row, board: Places, benchmark: BenchmarkSummaryDoc) -> Self:
+    def from_row(cls, row: Row, board: Places, benchmark: BenchmarkSummaryDoc) -> Self:
         entry = row.entry
         return cls(
             rank=row.rank,
@@ -109,7 +118,7 @@ class LeaderboardRow:
 
     @classmethod
     def from_optional_row(
-        cls, row: rules.Row | None, board: Board, benchmark: BenchmarkSummaryDoc
+        cls, row: Row | None, board: Board, benchmark: BenchmarkSummaryDoc
     ) -> Self | None:
         return None if row is None else cls.from_row(row, board, benchmark)
 
@@ -120,15 +129,15 @@ class LeaderboardRow:
         """A row stored with its benchmark (a catalog row's leader), its tracked model as it is
         now."""
         entry = place["entry"]
-        row = rules.Row(
+        row = Row(
             rank=place["rank"],
-            model_name=rules.display_name(entry, model),
+            model_name=display_name(entry, model),
             model=model,
             entry=entry,
         )
         places = StoredPlaces(
             unit=benchmark["metric"]["unit"],
-            places=ranking.RankRange(best=place["best"], worst=place["worst"]),
+            places=RankPlaces(best=place["best"], worst=place["worst"]),
             tied=place["tied_with_leader"],
         )
         return cls.from_row(row, places, benchmark)
@@ -140,7 +149,7 @@ class LeaderboardRow:
         )
     )
     def interval(self) -> Interval | None:
-        return Interval.from_interval(uncertainty.interval_of(self.row.entry, self.board.unit))
+        return Interval.from_interval(interval_of(self.row.entry, self.board.unit))
 
     @strawberry.field(
         description=(
@@ -194,7 +203,7 @@ class ScorePoint:
     setting: str | None = strawberry.field(description="The setting it ran with.")
 
     @classmethod
-    def from_point(cls, point: rules.ChartPoint) -> Self:
+    def from_point(cls, point: ChartPoint) -> Self:
         return cls(
             date=point.date,
             score=point.score,

@@ -4,9 +4,8 @@ from typing import Self
 
 import strawberry
 
-from resolvers.history import ReadChanges
-from schema.directives import sliced_by
-from schema.pagination import SliceArgument, slice_size
+from resolvers import ReadChanges
+from schema.vocabulary import SliceArgument, slice_size, sliced_by
 from store import Date, DateTime, EntryDoc, ReadDoc
 
 DEFAULT_CHANGED_ROWS = 50
