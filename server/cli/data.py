@@ -20,8 +20,8 @@ from editing import (
     seed,
     write_export,
 )
-from server.app import benchmark_count
 from server.cli.store_access import configured, run_on_database
+from server.lifespan import benchmark_count
 from server.observability.logs import printable
 from store import Store, WriteFailed
 

@@ -4,15 +4,15 @@ the configured store, opened, prepared and seeded for the command's work."""
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from datetime import timedelta
 from typing import NoReturn, TypeVar
 
 import click
 
 from editing import ensure_seeded
 from server.configuration import ConfigurationError, load_settings, unknown_variables
+from server.services import open_configured
 from server.settings import Settings
-from store import Store, StoreUnavailable, connect, prepare
+from store import Store, StoreUnavailable, prepare
 
 T = TypeVar("T")
 
@@ -35,25 +35,13 @@ def refuse_configuration(problems: list[str]) -> NoReturn:
     raise SystemExit(2)
 
 
-def open_database(settings: Settings) -> Store:
-    """The configured store: the MongoDB at ALMANAC_MONGODB_URI, or else the embedded one in
-    ALMANAC_DATA_DIR (also while a server runs on it)."""
-    return connect(
-        settings.mongodb_uri,
-        settings.mongodb_database,
-        settings.data_dir,
-        timeout_seconds=settings.mongodb_timeout_seconds,
-        retention=timedelta(days=settings.change_retention_days),
-    )
-
-
 def run_on_database(work: Callable[[Store], Awaitable[T]], *, seeding: bool = True) -> T:
     """`work` on the configured store, opened and prepared, and seeded first if it is a new
     data directory (or a seed was cut short); a store that cannot be opened is one line on
     stderr and exit code 2."""
 
     async def run() -> T:
-        store = open_database(configured())
+        store = open_configured(configured())
         try:
             await prepare(store)
             if seeding and (summary := await ensure_seeded(store)):
