@@ -7,7 +7,7 @@ import click
 
 from editing import counted
 from schema import breaking_changes, document_problems, published_sdl
-from server.graphql.persisted import manifest_documents, trusted_manifest
+from server.manifests import manifest_documents, trusted_manifest
 from server.observability.logs import printable
 
 SCHEMA_FILE = Path("schema.graphql")

@@ -13,12 +13,8 @@ import pytest
 from api_errors import ApiError, ErrorCode
 from server.api_keys import create_key
 from server.app import AlmanacApp, create_app
-from server.graphql.persisted import (
-    REDIS_ENTRY_BYTES,
-    LocalDocuments,
-    PersistedQueries,
-    trusted_manifest,
-)
+from server.graphql.persisted import REDIS_ENTRY_BYTES, LocalDocuments, PersistedQueries
+from server.manifests import trusted_manifest
 from server.settings import Settings
 from store.queries import Store
 from tests.conftest import free_port, http_client
