@@ -19,20 +19,13 @@ from api_errors import INTERNAL_ERROR_MESSAGE
 from schema import almanac_schema
 from server.charges import Charges
 from server.errors import http_error
-from server.graphql.graphiql import asset_endpoint
-from server.graphql.published_schema import published_schema
-from server.graphql.view import AlmanacGraphQL
+from server.graphql import AlmanacGraphQL, asset_endpoint, schema_file
 from server.lifespan import Lifespan
-from server.observability.logs import RequestIds
-from server.observability.metrics import MetricsEndpoint
-from server.observability.tracing import operation_tracing, request_tracing
-from server.resources.downloads import Downloads
-from server.resources.feeds import Feeds
-from server.resources.front_door import favicon, front_door, guide
-from server.resources.health import Readiness, healthz
+from server.observability import MetricsEndpoint, RequestIds, operation_tracing, request_tracing
+from server.resources import Downloads, Feeds, Readiness, favicon, front_page, guide, healthz
 from server.services import AppServices, app_services
 from server.settings import Settings
-from server.transport.shutdown import Drain
+from server.transport import Drain
 from server.webhooks import destinations_of
 from store import Store
 
@@ -81,10 +74,10 @@ def routes(services: AppServices, view: AlmanacGraphQL, drain: Drain) -> list[Ba
     return [
         Route("/graphql", view, methods=["GET", "POST"]),
         WebSocketRoute("/graphql", view),  # subscriptions over graphql-transport-ws
-        Route("/", front_door),
+        Route("/", front_page),
         Route("/docs/{name}.md", guide),
         Route("/favicon.ico", favicon),
-        Route("/schema.graphql", published_schema),
+        Route("/schema.graphql", schema_file),
         Route("/changes.atom", feeds.changes),
         Route("/benchmarks/{slug}.atom", feeds.benchmark),  # before the other formats
         Route("/benchmarks/{slug}.{format}", downloads.leaderboard),

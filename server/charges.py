@@ -29,7 +29,7 @@ from request_limits import REFUSED_COST, Allowance, Budgets, query_cost, throttl
 from schema import LIST_SIZES, Identity, Meter, MeterMode, published_types, schema
 from server.api_keys import InvalidCredentials, authenticate
 from server.errors import refusal_response
-from server.observability.metrics import COST, THROTTLED
+from server.observability import COST, THROTTLED
 from server.settings import Settings
 from store import Store
 

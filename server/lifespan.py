@@ -13,12 +13,10 @@ from prometheus_client import start_http_server
 
 from editing import counted, ensure_seeded, place_missing_leaders
 from server.api_keys import ADMIN_KEY_FILE, EMBEDDED_ADMIN_KEY_NAME, kept_key
-from server.observability.metrics import FOLD_SECONDS, registry
-from server.observability.request_log import FLUSH_SECONDS
-from server.observability.worker_metrics import metrics_shared
+from server.observability import FLUSH_SECONDS, FOLD_SECONDS, metrics_shared, registry
 from server.services import AppServices, open_configured
 from server.settings import Settings
-from server.transport.shutdown import Drain
+from server.transport import Drain
 from server.webhooks import DeliveryPolicy, DeliveryWorker
 from store import Store, prepare
 

@@ -10,25 +10,28 @@ from redis.asyncio import Redis
 
 from request_limits import Budgets, LocalBudgets, RedisBudgets
 from schema import Services
-from server.graphql.persisted import (
+from server.graphql import (
     LocalDocuments,
+    LocalSlots,
     PersistedQueries,
     RedisDocuments,
+    RedisSlots,
+    SharedServices,
+    Slots,
     load_trusted_documents,
 )
-from server.graphql.services import SharedServices
-from server.graphql.subscriptions.slots import LocalSlots, RedisSlots, Slots
-from server.observability.logs import Observer
-from server.observability.metrics import (
+from server.observability import (
     BUDGET_FAILURES,
     SHARED_BUDGETS_REACHABLE,
+    Observer,
     Operations,
+    RequestLog,
     RequestMetrics,
     SampledGauges,
+    otlp_tracer_provider,
     timed_store,
+    traced_store,
 )
-from server.observability.request_log import RequestLog
-from server.observability.tracing import otlp_tracer_provider, traced_store
 from server.settings import Settings
 from store import Store, connect
 

@@ -22,7 +22,7 @@ from editing import (
 )
 from server.cli.store_access import configured, run_on_database
 from server.lifespan import benchmark_count
-from server.observability.logs import printable
+from server.observability import printable
 from store import Store, WriteFailed
 
 

@@ -12,7 +12,7 @@ import click
 
 from editing import ensure_seeded
 from server.configuration import ConfigurationError, load_settings, unknown_variables, variable
-from server.graphql.persisted import load_trusted_documents
+from server.graphql import load_trusted_documents
 from server.manifests import read_manifest
 from server.services import open_configured
 from server.settings import Settings
