@@ -50,7 +50,8 @@ async def measure(benchmarks: int, rounds: int) -> None:
     from bench.run import CONTRACT
     from bench.synthetic import synthetic_almanac
     from editing import Stamp, import_dataset
-    from server.app import create_app, open_store
+    from server.app import create_app
+    from server.lifespan import open_store
     from server.settings import Settings
 
     settings = Settings()

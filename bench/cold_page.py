@@ -98,7 +98,7 @@ class Page:
 
     async def through_schema(self) -> dict[str, Any]:
         context = new_context(self.store)
-        context.services = self.app.state.services.graphql  # its document memory
+        context.services = self.app.services.shared.graphql  # its document memory
         result = await schema.execute(
             self.text, variable_values={"slug": self.slug}, context_value=context
         )
@@ -137,7 +137,7 @@ class Page:
 
     async def close(self) -> None:
         await self.http.aclose()
-        await self.app.state.services.budgets.close()
+        await self.app.services.shared.budgets.close()
 
 
 @contextlib.contextmanager

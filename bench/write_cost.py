@@ -33,7 +33,8 @@ async def main(writes: int) -> None:
     import httpx
 
     from server.api_keys import create_key
-    from server.app import create_app, open_store
+    from server.app import create_app
+    from server.lifespan import open_store
     from server.settings import Settings
 
     settings = Settings()

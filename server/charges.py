@@ -29,8 +29,9 @@ from request_limits import REFUSED_COST, Allowance, Budgets, query_cost, throttl
 from schema import LIST_SIZES, Identity, Meter, MeterMode, published_types, schema
 from server.api_keys import InvalidCredentials, authenticate
 from server.errors import refusal_response
-from server.observability.metrics import COST, THROTTLED
+from server.observability import COST, THROTTLED
 from server.settings import Settings
+from store import Store
 
 MINIMUM = REFUSED_COST
 """What a refused request, and a 304, cost: the least any request costs (none is free)."""
@@ -54,6 +55,7 @@ def _parsed(document: str) -> DocumentNode:
 class Charges:
     settings: Settings
     budgets: Budgets
+    store: Store  # where API keys are looked up
 
     async def identify(self, request: Request) -> Identity | None:
         """The request's API key, if it has one (refused if bad, or if one is needed)."""
@@ -64,7 +66,7 @@ class Charges:
     ) -> Identity | None:
         """The key `authorization` names (`Bearer <key>`), for a request or a WebSocket's
         `connection_init`: None for none (refused if bad, or if one is needed)."""
-        identity = await authenticate(connection.app.state.store, authorization)
+        identity = await authenticate(self.store, authorization)
         if identity is None and not self.settings.anonymous_access:
             raise InvalidCredentials(
                 "This API needs an API key: send `Authorization: Bearer <key>`."

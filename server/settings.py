@@ -12,7 +12,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from redis.connection import parse_url
 
 from request_limits import BucketPolicy, DocumentLimits
-from server.graphql.persisted import load_trusted_documents
+from server.manifests import read_manifest
 from store import mongodb_uri_problem
 
 # Pages on a developer's machine, any port (`almanac serve --allow-local-origins`).
@@ -318,9 +318,11 @@ class Settings(BaseSettings):
     @field_validator("trusted_documents")
     @classmethod
     def _a_manifest(cls, path: Path | None) -> Path | None:
+        # Its form only: whether its documents run is checked against the schema where the
+        # schema is (server.graphql.persisted: the app as it is made, `almanac`'s commands).
         if path is not None:
             try:
-                load_trusted_documents(path)
+                read_manifest(path)
             except OSError as error:
                 raise ValueError(f"{path}: {error.strerror}") from None
         return path

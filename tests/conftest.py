@@ -29,11 +29,10 @@ from typing import Any, NoReturn
 import httpx
 import pytest
 from mongomock_motor import AsyncMongoMockClient
-from starlette.applications import Starlette
 
 from editing.importer import seed
 from server.api_keys import create_key
-from server.app import create_app
+from server.app import AlmanacApp, create_app
 from server.settings import Settings
 from store import Store
 from store.client import connect, prepare
@@ -85,19 +84,19 @@ def settings() -> Settings:
 
 
 @pytest.fixture
-async def app(store: Store, settings: Settings) -> AsyncIterator[Starlette]:
+async def app(store: Store, settings: Settings) -> AsyncIterator[AlmanacApp]:
     created = create_app(settings, store)
     yield created
-    await created.state.services.budgets.close()
+    await created.services.shared.budgets.close()
 
 
 @pytest.fixture
-async def client(app: Starlette) -> AsyncIterator[httpx.AsyncClient]:
+async def client(app: AlmanacApp) -> AsyncIterator[httpx.AsyncClient]:
     async with http_client(app) as http:
         yield http
 
 
-def http_client(app: Starlette, address: str = "127.0.0.1") -> httpx.AsyncClient:
+def http_client(app: AlmanacApp, address: str = "127.0.0.1") -> httpx.AsyncClient:
     """A client of the app through its ASGI interface, calling from `address`."""
     transport = httpx.ASGITransport(app=app, client=(address, 50000))
     return httpx.AsyncClient(transport=transport, base_url="http://almanac.test")

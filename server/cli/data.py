@@ -20,9 +20,9 @@ from editing import (
     seed,
     write_export,
 )
-from server.app import benchmark_count
 from server.cli.store_access import configured, run_on_database
-from server.observability.logs import printable
+from server.lifespan import benchmark_count
+from server.observability import printable
 from store import Store, WriteFailed
 
 

@@ -7,7 +7,7 @@ import click
 from request_limits import BucketPolicy
 from server.api_keys import ADMIN_KEY_FILE, SCOPES, create_key, in_force, revoke_key, set_budget
 from server.cli.store_access import configured, run_on_database
-from server.observability.logs import printable
+from server.observability import printable
 
 
 @click.group("keys", help="Create, list and revoke API keys (`Authorization: Bearer <key>`).")

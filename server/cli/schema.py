@@ -7,8 +7,8 @@ import click
 
 from editing import counted
 from schema import breaking_changes, document_problems, published_sdl
-from server.graphql.persisted import manifest_documents, trusted_manifest
-from server.observability.logs import printable
+from server.manifests import manifest_documents, trusted_manifest
+from server.observability import printable
 
 SCHEMA_FILE = Path("schema.graphql")
 CONTRACT_DIR = Path("contract")

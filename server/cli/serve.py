@@ -12,11 +12,9 @@ import uvicorn
 from prometheus_client import start_http_server
 
 from server.cli.store_access import configured, refuse_configuration, run_on_database
-from server.observability.logs import log_config
-from server.observability.metrics import registry
-from server.observability.worker_metrics import shared_by_workers
+from server.observability import log_config, registry, shared_by_workers
 from server.settings import LOCAL_ORIGINS, Settings
-from server.transport.http_protocol import GuardedHttpToolsProtocol, raise_descriptor_limit
+from server.transport import GuardedHttpToolsProtocol, raise_descriptor_limit
 
 
 @click.command(help="Serve the GraphQL API (GraphiQL at /graphql in a browser).")

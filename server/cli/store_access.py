@@ -3,29 +3,56 @@ the configured store, opened, prepared and seeded for the command's work."""
 
 import asyncio
 import logging
+import os
 from collections.abc import Awaitable, Callable
-from datetime import timedelta
+from pathlib import Path
 from typing import NoReturn, TypeVar
 
 import click
 
 from editing import ensure_seeded
-from server.configuration import ConfigurationError, load_settings, unknown_variables
+from server.configuration import ConfigurationError, load_settings, unknown_variables, variable
+from server.graphql import load_trusted_documents
+from server.manifests import read_manifest
+from server.services import open_configured
 from server.settings import Settings
-from store import Store, StoreUnavailable, connect, prepare
+from store import Store, StoreUnavailable, prepare
 
 T = TypeVar("T")
 
 
 def configured() -> Settings:
     """The settings, every one checked; or each bad one named, and exit code 2."""
+    problems = []
     try:
         settings = load_settings()
     except ConfigurationError as error:
-        refuse_configuration(error.problems)
+        problems = error.problems
+    if (problem := untrusted_document()) is not None:
+        problems.append(problem)
+    if problems:
+        refuse_configuration(problems)
     for name in unknown_variables():
         logging.getLogger("almanac").warning("%s is no setting: ignored (misspelt?)", name)
     return settings
+
+
+def untrusted_document() -> str | None:
+    """A trusted document that would not run on the schema, named with its manifest. (The
+    settings check the manifest's form, and name a manifest that has none: they build no
+    schema.)"""
+    name = variable("trusted_documents")
+    if not (given := os.environ.get(name)):
+        return None
+    try:
+        read_manifest(Path(given))
+    except (OSError, ValueError):
+        return None  # named by the settings' own check
+    try:
+        load_trusted_documents(Path(given))
+    except ValueError as error:
+        return f"{name}: {error} (given {given!r})"
+    return None
 
 
 def refuse_configuration(problems: list[str]) -> NoReturn:
@@ -35,25 +62,13 @@ def refuse_configuration(problems: list[str]) -> NoReturn:
     raise SystemExit(2)
 
 
-def open_database(settings: Settings) -> Store:
-    """The configured store: the MongoDB at ALMANAC_MONGODB_URI, or else the embedded one in
-    ALMANAC_DATA_DIR (also while a server runs on it)."""
-    return connect(
-        settings.mongodb_uri,
-        settings.mongodb_database,
-        settings.data_dir,
-        timeout_seconds=settings.mongodb_timeout_seconds,
-        retention=timedelta(days=settings.change_retention_days),
-    )
-
-
 def run_on_database(work: Callable[[Store], Awaitable[T]], *, seeding: bool = True) -> T:
     """`work` on the configured store, opened and prepared, and seeded first if it is a new
     data directory (or a seed was cut short); a store that cannot be opened is one line on
     stderr and exit code 2."""
 
     async def run() -> T:
-        store = open_database(configured())
+        store = open_configured(configured())
         try:
             await prepare(store)
             if seeding and (summary := await ensure_seeded(store)):

@@ -38,7 +38,7 @@ from schema import Context, known_document, parsed_or_refused
 from server.body_limit import text_over
 from server.charges import Charges
 from server.graphql.operations import OperationText
-from server.services import SharedServices
+from server.graphql.services import SharedServices
 from server.settings import Settings
 
 Carried = frozenset[OperationType]

@@ -33,7 +33,7 @@ from server.exchange import Exchange, exchange_of
 from server.graphql.persisted import PersistedQueries
 from server.graphql.response import VARY
 from server.http_caching import cache_control, held_etag
-from server.observability.metrics import EXECUTED, KEPT_HIT, KEPT_MISS, PERSISTED_QUERIES
+from server.observability import EXECUTED, KEPT_HIT, KEPT_MISS, PERSISTED_QUERIES
 
 
 @dataclass(frozen=True)

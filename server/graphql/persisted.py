@@ -18,9 +18,7 @@ The view resolves an operation's text here before the schema runs it (graphql_re
 `documentId` as the persisted query of that hash).
 """
 
-import hashlib
 import logging
-import re
 import sys
 from collections.abc import Awaitable
 from dataclasses import dataclass
@@ -28,7 +26,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
-import orjson
 from graphql import ASTValidationRule, GraphQLError, NoFragmentCyclesRule, validate
 from redis.asyncio import Redis
 
@@ -44,16 +41,13 @@ from request_limits import (
     limit_rules,
 )
 from schema import Services, document_problems, known_document, published_types, schema
+from server.manifests import read_manifest, sha256_hex
 
 log = logging.getLogger("almanac.persisted")
 
 Found = Literal["sent", "hit", "registered", "trusted"]
 """How a document was found: sent as text, by a known hash, registered with its hash now, or
 in the trusted documents."""
-
-
-def sha256_hex(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _text(answer: Any) -> str | None:
@@ -173,57 +167,10 @@ class RedisDocuments(Documents):
         super().__init__(InRedis(redis, prefix, reachability), max_bytes)
 
 
-def trusted_manifest(texts: list[str]) -> dict[str, str]:
-    """The manifest of these documents (`ALMANAC_TRUSTED_DOCUMENTS`): each by its SHA-256."""
-    return {sha256_hex(text): text for text in texts}
-
-
-APOLLO_FORMAT = "apollo-persisted-query-manifest"
-SHA256_ID = re.compile(r"[0-9a-fA-F]{64}")
-
-
-def manifest_documents(manifest: object, where: str) -> dict[str, str]:
-    """The documents of a client's manifest by the ids it gives them: Apollo's persisted-query
-    manifest (`{"format": "apollo-persisted-query-manifest", "operations": [...]}`), or an
-    object of id to text (Relay's `persisted_queries.json`, `almanac trusted-documents`')."""
-    if isinstance(manifest, dict) and manifest.get("format") == APOLLO_FORMAT:
-        if manifest.get("version") != 1:
-            raise ValueError(f"{where}: an Apollo manifest of version 1 is expected")
-        operations = manifest.get("operations")
-        if not isinstance(operations, list):
-            raise ValueError(f"{where}: `operations` must be a list")
-        documents: dict[str, str] = {}
-        for index, operation in enumerate(operations):
-            if not (
-                isinstance(operation, dict)
-                and isinstance(operation.get("id"), str)
-                and isinstance(operation.get("body"), str)
-            ):
-                raise ValueError(f"{where}: operations[{index}] needs an `id` and a `body`")
-            documents[operation["id"]] = operation["body"]
-        return documents
-    if not isinstance(manifest, dict) or not all(
-        isinstance(text, str) for text in manifest.values()
-    ):
-        raise ValueError(
-            f"{where}: expected Apollo's persisted-query manifest, or a JSON object of id to "
-            "document (Relay's persisted_queries.json)"
-        )
-    for document_id, text in manifest.items():
-        # An id shaped as a SHA-256 (this API's manifests, Relay's SHA256 ids) is the text's.
-        if SHA256_ID.fullmatch(document_id) and sha256_hex(text) != document_id.lower():
-            raise ValueError(f"{where}: {document_id} is not the SHA-256 of its document")
-    return manifest
-
-
 def load_trusted_documents(path: Path) -> dict[str, str]:
     """The trusted documents of the manifest at `path` by their ids, each checked against the
     schema: one that would not run is refused, naming its id."""
-    try:
-        manifest = orjson.loads(path.read_bytes())
-    except orjson.JSONDecodeError as error:
-        raise ValueError(f"{path} is not JSON: {error}") from None
-    documents = manifest_documents(manifest, str(path))
+    documents = read_manifest(path)
     for document_id, text in documents.items():
         if problems := document_problems(text):
             raise ValueError(f"{path}: {document_id} does not run on this schema: {problems[0]}")

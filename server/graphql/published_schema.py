@@ -16,7 +16,7 @@ def _sdl() -> bytes:
     return published_sdl().encode()
 
 
-async def published_schema(request: Request) -> Response:
+async def schema_file(request: Request) -> Response:
     sdl = _sdl()
     headers = {
         "ETag": entity_tag(digest(sdl)),

@@ -41,6 +41,7 @@ from server.graphql.graphiql import graphiql_page
 from server.graphql.operations import KeptLookup, operation_named
 from server.graphql.request import read_requests, response_media_type
 from server.graphql.response import failed, outcome, result_document
+from server.graphql.services import SharedServices
 from server.graphql.subscriptions.protocols import (
     Subscriptions,
     TextWebSocketAdapter,
@@ -49,7 +50,6 @@ from server.graphql.subscriptions.protocols import (
 )
 from server.graphql.subscriptions.slow_subscribers import report_too_slow, stream_within
 from server.http_caching import conditional
-from server.services import SharedServices
 from server.settings import Settings
 
 SSE = SSETransport()
@@ -82,7 +82,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         )
         self.settings = settings
         self.services = services
-        self.charges = Charges(settings, services.budgets)
+        self.charges = Charges(settings, services.budgets, services.store)
         self.gate = Gate(settings, services, self.charges)
         self.kept = KeptLookup(services.graphql, self.charges)
         self.subscriptions = Subscriptions(

@@ -39,7 +39,7 @@ from store import Store, Watch, watched
 
 FOLD_REQUESTS = 256
 FOLD_SECONDS = 0.25
-"""How often the running server folds the requests noted (server.app)."""
+"""How often the running server folds the requests noted (server.lifespan)."""
 
 LATENCY = Histogram(
     "almanac_request_seconds",
@@ -185,7 +185,7 @@ def timed_store(store: Store) -> Store:
 
 class SampledGauges:
     """The gauges read from this process's own state (the data version it follows, the memory
-    its kept answers hold), set when sampled: every 0.25 s while the server runs (server.app)
+    its kept answers hold), set when sampled: every 0.25 s while the server runs (server.lifespan)
     and before each scrape."""
 
     def __init__(self) -> None:
@@ -207,16 +207,23 @@ class SampledGauges:
             gauge.set(read())
 
 
-async def metrics(request: Request) -> Response:
-    """`/metrics`: every metric, in Prometheus' text format (of every worker, with several)."""
-    request.app.state.request_metrics.fold()
-    request.app.state.sampled_gauges.sample()
-    for _ in range(3):
-        try:
-            return Response(generate_latest(registry()), media_type=CONTENT_TYPE_LATEST)
-        except FileNotFoundError:  # an ended worker's gauge file, removed while it was read
-            continue
-    return Response(generate_latest(registry()), media_type=CONTENT_TYPE_LATEST)
+class MetricsEndpoint:
+    """`/metrics`: every metric, in Prometheus' text format (of every worker, with several),
+    the request metrics folded and the gauges sampled first."""
+
+    def __init__(self, request_metrics: RequestMetrics, gauges: SampledGauges) -> None:
+        self.request_metrics = request_metrics
+        self.gauges = gauges
+
+    async def endpoint(self, request: Request) -> Response:
+        self.request_metrics.fold()
+        self.gauges.sample()
+        for _ in range(3):
+            try:
+                return Response(generate_latest(registry()), media_type=CONTENT_TYPE_LATEST)
+            except FileNotFoundError:  # an ended worker's gauge file, removed while it was read
+                continue
+        return Response(generate_latest(registry()), media_type=CONTENT_TYPE_LATEST)
 
 
 def registry() -> CollectorRegistry:

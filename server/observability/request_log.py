@@ -28,7 +28,7 @@ NAME = "almanac.requests"
 PREFIX = f"INFO:     {NAME}: "
 FLUSH_LINES = 256
 FLUSH_SECONDS = 0.25
-"""How often the running server writes the lines waiting (server.app)."""
+"""How often the running server writes the lines waiting (server.lifespan)."""
 
 # What a request notes: time, method, path, status, seconds, operation, cost, code, key name,
 # client address, request ID, trace ID.

@@ -138,7 +138,8 @@ FEED = "/changes.atom"  # what a download links to: the feed of what changes it
 
 
 class Downloads:
-    def __init__(self, charges: Charges, services: Services) -> None:
+    def __init__(self, store: Store, charges: Charges, services: Services) -> None:
+        self.store = store
         self.charges = charges
         self.services = services
         self.exports = ExportSlots(charges.settings.max_concurrent_exports)
@@ -162,7 +163,7 @@ class Downloads:
             return self.charges.price_download(LEADERBOARD, variables)
 
         async def make(identity: Identity | None, read: set[str]) -> bytes:
-            data = await run_query(request, identity, read, LEADERBOARD, variables)
+            data = await run_query(self.store, request, identity, read, LEADERBOARD, variables)
             benchmark = _found(data["benchmark"], missing)
             if kind == "json":
                 return encode_json(benchmark)
@@ -225,7 +226,7 @@ class Downloads:
             lines, after = [], None
             for first in pages or [0]:
                 variables = {"slug": slug, "first": first, "after": after}
-                data = await run_query(request, identity, read, STANDINGS, variables)
+                data = await run_query(self.store, request, identity, read, STANDINGS, variables)
                 page = _found(data["model"], missing)["standings"]
                 lines += [
                     (
@@ -264,7 +265,7 @@ class Downloads:
         304. Priced from a count (1 + one point an item) and charged before any document is
         read; one export per client streams at a time, and a few in all (`ExportSlots`)."""
         identity, slot, items = None, None, None
-        store = request.app.state.store
+        store = self.store
         version = store.version.current
         etag = f'"export-{PROCESS}-{version}"' if version is not None else None
         revalidated = etag is not None and matches(request.headers.get("if-none-match"), etag)
@@ -322,7 +323,7 @@ class Downloads:
             identity = await self.charges.identify(request)
         except ApiError as refusal:
             return await self.charges.refused(request, identity, refusal)
-        store: Store = request.app.state.store
+        store = self.store
         key: OperationKey = (request.url.path, None, request.url.query.encode())
         version = store.version.current
         kept, cost = kept_answer(self.services, key, store.version), self.services.costs.get(key)
@@ -412,6 +413,7 @@ def _note(
 
 
 async def run_query(
+    store: Store,
     request: Request,
     identity: Identity | None,
     read: set[str],
@@ -419,7 +421,7 @@ async def run_query(
     variables: dict[str, Any],
 ) -> dict[str, Any]:
     """The download's query run, noting in `read` what it read."""
-    context = new_context(request.app.state.store, request, identity)
+    context = new_context(store, request, identity)
     result = await schema.execute(document, variable_values=variables, context_value=context)
     read |= context.read
     if result.errors or result.data is None:

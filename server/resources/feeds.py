@@ -49,7 +49,9 @@ class Feeds:
             return self._price({"last": ENTRIES})
 
         async def make(identity: Identity | None, read: set[str]) -> bytes:
-            data = await run_query(request, identity, read, FEED, {"last": ENTRIES})
+            data = await run_query(
+                self.downloads.store, request, identity, read, FEED, {"last": ENTRIES}
+            )
             return atom(
                 "urn:benchmark-almanac:changes",
                 "Benchmark Almanac: changes",
@@ -68,7 +70,7 @@ class Feeds:
             return None if await store.leaderboard_size(slug) is None else self._price(variables)
 
         async def make(identity: Identity | None, read: set[str]) -> bytes:
-            data = await run_query(request, identity, read, FEED, variables)
+            data = await run_query(self.downloads.store, request, identity, read, FEED, variables)
             return atom(
                 f"urn:benchmark-almanac:benchmark:{slug}",
                 f"Benchmark Almanac: {slug}",

@@ -63,7 +63,7 @@ code{{background:#f3f3f3;padding:0 .2em}}</style></head>
 EXAMPLE = "code-interpreter-benchmark-general"
 
 
-async def front_door(request: Request) -> Response:
+async def front_page(request: Request) -> Response:
     if "text/html" in request.headers.get("accept", ""):
         return HTMLResponse(PAGE.format(about=html.escape(ABOUT), example=EXAMPLE))
     return JSONResponse({"name": "Benchmark Almanac API", "about": ABOUT, "links": LINKS})

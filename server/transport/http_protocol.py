@@ -83,6 +83,29 @@ def raise_descriptor_limit(connections: int) -> None:
             )
 
 
+class OpenConnections:
+    """The sockets this process holds for clients: counted here, not read from Uvicorn's own
+    bookkeeping. A connection upgraded to a WebSocket leaves this protocol but keeps its socket:
+    it stays counted until its transport closes, found when the count reaches the cap."""
+
+    def __init__(self) -> None:
+        self.transports: set[asyncio.BaseTransport] = set()
+
+    def opened(self, transport: asyncio.BaseTransport, cap: int) -> int:
+        """How many are open, `transport` with them."""
+        self.transports.add(transport)
+        if len(self.transports) > cap:
+            self.transports = {held for held in self.transports if not held.is_closing()}
+        return len(self.transports)
+
+    def closed(self, transport: asyncio.BaseTransport) -> None:
+        self.transports.discard(transport)
+
+
+# One count a process, as Uvicorn makes a protocol a connection and hands it nothing else.
+OPEN_CONNECTIONS = OpenConnections()
+
+
 class GuardedHttpToolsProtocol(HttpToolsProtocol):
     limits: ConnectionLimits
 
@@ -96,12 +119,15 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self.body_deadline: asyncio.TimerHandle | None = None
         self.lingering = False
         super().connection_made(transport)
-        if len(self.connections) > self.limits.max_connections:
+        if OPEN_CONNECTIONS.opened(transport, self.limits.max_connections) > (
+            self.limits.max_connections
+        ):
             self.refuse(503, "The server holds as many connections as it can; retry shortly.")
             return
         self.arm_head_deadline()
 
     def connection_lost(self, exc: Exception | None) -> None:
+        OPEN_CONNECTIONS.closed(self.transport)
         self.cancel_head_deadline()
         self.cancel_body_deadline()
         super().connection_lost(exc)
@@ -200,12 +226,12 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             self.body_deadline = None
 
     def body_too_slow(self) -> None:
-        """The body did not arrive in time: the app, waiting for it, is told the client left."""
+        """The body did not arrive in time: refused, and the connection closed after its
+        lingering close; the app, waiting for the body, is told the client left as Uvicorn
+        tells it of any connection lost."""
         self.body_deadline = None
         if self.cycle is not None and not self.cycle.response_started:
             seconds = self.limits.body_timeout_seconds
-            self.cycle.disconnected = True
-            self.cycle.message_event.set()
             self.reading_body = False
             self.refuse(408, f"The request's body did not arrive within {seconds:g} seconds.")
 

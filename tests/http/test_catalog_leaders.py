@@ -194,5 +194,5 @@ async def test_a_file_from_before_summaries_is_upgraded_and_served_right(data_di
         assert summaries
         assert not [doc for doc in summaries if "leaders" in doc]
     finally:
-        await app.state.services.budgets.close()
+        await app.services.shared.budgets.close()
         await store.close()

@@ -119,7 +119,7 @@ async def test_a_cursor_holds_across_a_restart(store: Store, admin: GraphQLClien
         async with http_client(app) as client:
             after = await every_change(GraphQLClient(client), start)
     finally:
-        await app.state.services.budgets.close()
+        await app.services.shared.budgets.close()
         if isinstance(restarted, SqliteStore):
             await restarted.close()
     assert len(before) == 2

@@ -56,6 +56,6 @@ async def test_depth_past_what_graphql_core_checks_is_refused_for_depth(store: S
     app = create_app(Settings(max_depth=1_000), store)
     async with http_client(app) as http:
         [error] = await refusals(http, fragment_chain(300))
-    await app.state.services.budgets.close()
+    await app.services.shared.budgets.close()
     assert error["extensions"]["code"] == "MAX_DEPTH_EXCEEDED"
     assert "more than 200 levels deep" in error["message"]

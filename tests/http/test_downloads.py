@@ -201,7 +201,7 @@ async def test_a_throttled_download_is_refused_before_it_is_made(
         calls.clear()
         throttled = await http.get(f"/benchmarks/{GENERAL}.csv")
         held_back = await http.get("/models/qwen-14b.csv")
-    await app.state.services.budgets.close()
+    await app.services.shared.budgets.close()
     assert throttled.status_code == held_back.status_code == 429
     assert throttled.json()["errors"][0]["extensions"]["code"] == "THROTTLED"
     assert throttled.headers["almanac-cost"] == "0"  # what it was charged: nothing
@@ -225,7 +225,7 @@ async def test_a_spent_budget_throttles_downloads_too(store: Store) -> None:
     async with http_client(app) as http:
         statuses = [(await http.get(f"/benchmarks/{GENERAL}.csv")).status_code for _ in range(5)]
         throttled = await http.get(f"/benchmarks/{GENERAL}.csv")
-    await app.state.services.budgets.close()
+    await app.services.shared.budgets.close()
     assert statuses[0] == 200
     assert throttled.status_code == 429
     assert throttled.json()["errors"][0]["extensions"]["code"] == "THROTTLED"

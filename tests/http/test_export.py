@@ -9,12 +9,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from starlette.applications import Starlette
 from starlette.types import Message
 
 import editing.dataset
 from editing.dataset import Dataset, export_dataset
-from server.app import create_app
+from server.app import AlmanacApp, create_app
 from server.settings import Settings
 from store import Store
 from store.queries import Collection
@@ -28,7 +27,7 @@ def exported_items(dataset: Dataset) -> int:
     return sum(len(dataset[section]) for section in ("labs", "categories", "models", "benchmarks"))
 
 
-def app_with(store: Store, **settings: Any) -> Starlette:
+def app_with(store: Store, **settings: Any) -> AlmanacApp:
     return create_app(Settings(**{**STILL, **settings}), store)
 
 
@@ -51,7 +50,7 @@ async def test_an_export_is_priced_from_a_count_and_refused_before_reading(
         assert again.headers["ratelimit-remaining"] == "0"
         calls.clear()
         refused = await http.get("/export.ndjson")
-    await app.state.services.budgets.close()
+    await app.services.shared.budgets.close()
     assert refused.status_code == 429
     error = refused.json()["errors"][0]
     assert error["extensions"]["code"] == "THROTTLED"
@@ -75,7 +74,7 @@ class HeldExport:
         self.gone.set()
 
 
-async def held_export(app: Starlette, address: str) -> HeldExport:
+async def held_export(app: AlmanacApp, address: str) -> HeldExport:
     started, gone = asyncio.Event(), asyncio.Event()
     messages: list[Message] = []
     asked = False
@@ -136,7 +135,7 @@ async def test_one_export_per_client_and_a_few_in_all(store: Store, calls: Count
         second.leave()
         await asyncio.wait_for(second.task, timeout=60)
         assert (await third.get("/export.ndjson")).status_code == 200
-    await app.state.services.budgets.close()
+    await app.services.shared.budgets.close()
 
 
 async def test_an_export_streams_as_it_reads_a_batch_at_a_time(
@@ -185,7 +184,7 @@ async def test_an_export_streams_as_it_reads_a_batch_at_a_time(
         "asgi": {"version": "3.0"},
     }
     await app(scope, receive, send)
-    await app.state.services.budgets.close()
+    await app.services.shared.budgets.close()
 
     benchmark_batches = [index for index, (what, _) in enumerate(events) if what.endswith("marks")]
     first_sent = next(index for index, (what, _) in enumerate(events) if what == "sent")

@@ -7,11 +7,10 @@ from typing import Any
 
 import httpx
 import pytest
-from starlette.applications import Starlette
 
 from request_limits.budgets import BucketPolicy
 from server.api_keys import create_key, set_budget
-from server.app import create_app
+from server.app import AlmanacApp, create_app
 from server.settings import Settings
 from store import Store
 from tests.conftest import free_port, http_client, redis_server
@@ -152,7 +151,7 @@ async def test_oversized_body_is_refused(client: httpx.AsyncClient, calls: Count
     assert calls == {}
 
 
-async def test_anonymous_budget_drains_per_address(app: Starlette) -> None:
+async def test_anonymous_budget_drains_per_address(app: AlmanacApp) -> None:
     async with http_client(app, "10.0.0.1") as first, http_client(app, "10.0.0.2") as second:
         for spent in range(50, 401, 50):
             response = await first.post("/graphql", json={"query": FIFTY_POINTS})
@@ -181,7 +180,7 @@ async def test_anonymous_budget_drains_per_address(app: Starlette) -> None:
         assert cheapest.json()["extensions"]["cost"]["requestedQueryCost"] == 0
 
 
-async def test_each_key_has_its_own_bigger_budget(app: Starlette, store: Store) -> None:
+async def test_each_key_has_its_own_bigger_budget(app: AlmanacApp, store: Store) -> None:
     keys = [await create_key(store, name, "read") for name in ("partner-a", "partner-b")]
     async with http_client(app) as http:
         for _ in range(20):  # 1000 points
@@ -206,7 +205,7 @@ async def test_each_key_has_its_own_bigger_budget(app: Starlette, store: Store) 
         assert anonymous.headers["RateLimit-Remaining"] == "350"
 
 
-async def test_a_key_can_have_its_own_budget(app: Starlette, store: Store) -> None:
+async def test_a_key_can_have_its_own_budget(app: AlmanacApp, store: Store) -> None:
     # A slow restore: what is left after 40 requests does not depend on how fast they ran.
     site = BucketPolicy(capacity=2_000, restore_rate=0.01)
     key = await create_key(store, "site", "read", site)
@@ -281,7 +280,7 @@ async def test_budget_refills_with_time(store: Store, budgets_in: dict[str, Any]
         max_query_cost=100, anonymous_bucket_capacity=100, anonymous_restore_rate=200, **budgets_in
     )
     app = create_app(settings, store)
-    budgets = app.state.services.budgets
+    budgets: Any = app.services.shared.budgets  # its clock, the test's
     clock = budgets.clock = Clock(budgets.clock())
     async with http_client(app) as http:
         for _ in range(2):
@@ -296,7 +295,7 @@ async def test_budget_refills_with_time(store: Store, budgets_in: dict[str, Any]
         clock.now += 0.5
         full = await http.post("/graphql", json={"query": FIFTY_POINTS})
         assert full.headers["RateLimit-Remaining"] == "50"
-    await app.state.services.budgets.close()
+    await app.services.shared.budgets.close()
 
 
 async def test_two_processes_share_one_budget_in_redis(store: Store, redis_url: str) -> None:
@@ -308,18 +307,19 @@ async def test_two_processes_share_one_budget_in_redis(store: Store, redis_url: 
         redis_key_prefix="almanac-test-shared:",
     )
     one, two = create_app(settings, store), create_app(settings, store)
-    await one.state.services.budgets.redis.flushdb()
+    shared: Any = one.services.shared.budgets  # RedisBudgets
+    await shared.redis.flushdb()
     async with http_client(one, "10.9.9.9") as first, http_client(two, "10.9.9.9") as second:
         assert (await first.post("/graphql", json={"query": FIFTY_POINTS})).status_code == 200
         spent_elsewhere = await second.post("/graphql", json={"query": FIFTY_POINTS})
         assert spent_elsewhere.headers["RateLimit-Remaining"] == "0"
         assert (await first.post("/graphql", json={"query": FIFTY_POINTS})).status_code == 429
     for app in (one, two):
-        await app.state.services.budgets.close()
+        await app.services.shared.budgets.close()
 
 
 async def test_refusals_are_charged_so_no_address_sends_them_without_end(
-    app: Starlette, calls: Counter[str]
+    app: AlmanacApp, calls: Counter[str]
 ) -> None:
     async with http_client(app, "10.0.0.7") as http:
         for sent in range(1, 401):
@@ -393,7 +393,7 @@ async def test_a_redis_outage_is_two_warnings_and_hands_out_no_spent_budget(
                 assert await gauge(http, "almanac_shared_budgets_reachable") == 1
         assert len(log_lines(caplog, "Redis failed")) == 1
         assert len(log_lines(caplog, "Redis is back")) == 1
-    await app.state.services.budgets.close()
+    await app.services.shared.budgets.close()
 
 
 AT_THE_MAXIMUM = (
@@ -402,7 +402,7 @@ AT_THE_MAXIMUM = (
 )  # 3 * 101 + 97: exactly the 400 points a request may cost
 
 
-async def test_a_request_costing_exactly_the_maximum_runs(app: Starlette) -> None:
+async def test_a_request_costing_exactly_the_maximum_runs(app: AlmanacApp) -> None:
     async with http_client(app, "10.0.0.1") as first, http_client(app, "10.0.0.2") as second:
         body = (await first.post("/graphql", json={"query": AT_THE_MAXIMUM})).json()
         assert "errors" not in body, body
@@ -443,7 +443,7 @@ async def test_a_variable_execution_refuses_costs_the_minimum_and_is_shown_as_se
 
 
 async def test_a_batch_the_budget_cannot_take_is_refused_whole_and_charged_nothing(
-    app: Starlette, calls: Counter[str]
+    app: AlmanacApp, calls: Counter[str]
 ) -> None:
     async with http_client(app, "10.0.0.8") as http:
         spend = "{ benchmarks(first: 99) { nodes { slug } } }"  # 100 points

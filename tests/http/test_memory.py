@@ -7,8 +7,8 @@ from typing import Any
 
 import httpx
 import pytest
-from starlette.applications import Starlette
 
+from server.app import AlmanacApp
 from server.settings import Settings
 
 CACHES = {"document_cache_bytes": 500_000, "cost_cache_bytes": 100_000}
@@ -26,7 +26,7 @@ def settings() -> Settings:
     )
 
 
-async def grown(app: Starlette, client: httpx.AsyncClient, bodies: list[dict[str, Any]]) -> int:
+async def grown(app: AlmanacApp, client: httpx.AsyncClient, bodies: list[dict[str, Any]]) -> int:
     """Bytes still held after sending `bodies` (after the first tenth, to warm up). The request
     log and the metrics note up to 256 requests before writing them (a bounded buffer, emptied
     every 0.25 s by the running server): they are written out first."""
@@ -39,8 +39,10 @@ async def grown(app: Starlette, client: httpx.AsyncClient, bodies: list[dict[str
         before, _ = tracemalloc.get_traced_memory()
         for body in bodies[warm:]:
             assert (await client.post("/graphql", json=body)).status_code == 200
-        app.state.request_log.flush()
-        app.state.request_metrics.fold()
+        assert app.services.request_log is not None
+        assert app.services.request_metrics is not None
+        app.services.request_log.flush()
+        app.services.request_metrics.fold()
         gc.collect()
         after, _ = tracemalloc.get_traced_memory()
     finally:
@@ -49,7 +51,7 @@ async def grown(app: Starlette, client: httpx.AsyncClient, bodies: list[dict[str
 
 
 async def test_a_repeated_refusal_costs_no_memory(
-    app: Starlette, client: httpx.AsyncClient
+    app: AlmanacApp, client: httpx.AsyncClient
 ) -> None:
     body = {"query": "{ nosuchfield }", "variables": {"unused": "x" * 95_000}}
     held = await grown(app, client, [body] * 150)
@@ -57,7 +59,7 @@ async def test_a_repeated_refusal_costs_no_memory(
 
 
 async def test_unique_documents_stay_within_the_cache_budgets(
-    app: Starlette, client: httpx.AsyncClient
+    app: AlmanacApp, client: httpx.AsyncClient
 ) -> None:
     bodies = [{"query": f"#{i:06} {'c' * 90_000}\n{{ __typename }}"} for i in range(66)]
     held = await grown(app, client, bodies)

@@ -9,18 +9,13 @@ from typing import Any
 
 import httpx
 import pytest
-from starlette.applications import Starlette
 
 from api_errors import ApiError, ErrorCode
 from schema import Services
 from server.api_keys import create_key
-from server.app import create_app
-from server.graphql.persisted import (
-    REDIS_ENTRY_BYTES,
-    LocalDocuments,
-    PersistedQueries,
-    trusted_manifest,
-)
+from server.app import AlmanacApp, create_app
+from server.graphql.persisted import REDIS_ENTRY_BYTES, LocalDocuments, PersistedQueries
+from server.manifests import trusted_manifest
 from server.settings import Settings
 from store import Store
 from tests.conftest import free_port, http_client
@@ -89,13 +84,14 @@ async def test_hash_that_is_not_the_querys_is_refused(client: httpx.AsyncClient)
 async def test_processes_share_persisted_queries_in_redis(store: Store, redis_url: str) -> None:
     settings = Settings(redis_url=redis_url, redis_key_prefix="almanac-test-apq-shared:")
     one, two = create_app(settings, store), create_app(settings, store)
-    await one.state.services.budgets.redis.flushdb()
+    shared: Any = one.services.shared.budgets  # RedisBudgets
+    await shared.redis.flushdb()
     async with http_client(one) as first, http_client(two) as second:
         await first.post("/graphql", json={"query": COVERAGE, "extensions": persisted(COVERAGE)})
         hit = await second.post("/graphql", json={"extensions": persisted(COVERAGE)})
     assert hit.json()["data"] == {"modelCardCoverage": {"labsRead": 52}}
     for app in (one, two):
-        await app.state.services.budgets.close()
+        await app.services.shared.budgets.close()
 
 
 @pytest.fixture
@@ -106,12 +102,12 @@ def manifest(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def trusted_app(store: Store, manifest: Path) -> Starlette:
+def trusted_app(store: Store, manifest: Path) -> AlmanacApp:
     return create_app(Settings(trusted_documents=manifest), store)
 
 
 async def test_trusted_mode_runs_registered_documents_only(
-    trusted_app: Starlette, store: Store, calls: Counter[str]
+    trusted_app: AlmanacApp, store: Store, calls: Counter[str]
 ) -> None:
     async with http_client(trusted_app) as http:
         by_hash = await http.post("/graphql", json={"extensions": persisted(COVERAGE)})
@@ -275,7 +271,8 @@ async def test_the_store_is_bounded_least_recently_used_first_out(
         assert not await found(http, huge)
         assert await found(http, padded(39))
         if bounded.redis_url is not None:
-            redis = app.state.services.persisted.documents.redis
+            documents: Any = app.services.shared.persisted.documents  # RedisDocuments
+            redis = documents.redis
             keys = [key async for key in redis.scan_iter(f"{bounded.redis_key_prefix}apq*")]
             held = sum([await redis.memory_usage(key) for key in keys])
             assert held < 2 * bounded.persisted_query_cache_bytes
@@ -285,7 +282,7 @@ async def test_the_store_is_bounded_least_recently_used_first_out(
                 len(sha) + len(text) + REDIS_ENTRY_BYTES for sha, text in entries.items()
             )
             assert await redis.zcard(f"{bounded.redis_key_prefix}apq:used") == len(entries)
-    await app.state.services.budgets.close()
+    await app.services.shared.budgets.close()
 
 
 def keys_named(prefix: str) -> tuple[str, str]:
@@ -300,7 +297,8 @@ async def test_a_redis_store_whose_texts_were_lost_starts_its_tally_again(
         redis_url=redis_url, redis_key_prefix=prefix, persisted_query_cache_bytes=64 * 1024
     )
     app = create_app(settings, store)
-    redis = app.state.services.persisted.documents.redis
+    documents: Any = app.services.shared.persisted.documents  # RedisDocuments
+    redis = documents.redis
     texts, tally = keys_named(prefix)
     async with http_client(app) as http:
         for number in range(3):
@@ -313,7 +311,7 @@ async def test_a_redis_store_whose_texts_were_lost_starts_its_tally_again(
         assert await found(http, text)
         sha = persisted(text)["persistedQuery"]["sha256Hash"]
         assert int(await redis.hget(tally, "bytes")) == len(sha) + len(text) + REDIS_ENTRY_BYTES
-    await app.state.services.budgets.close()
+    await app.services.shared.budgets.close()
 
 
 def exactly(size: int) -> str:
@@ -337,7 +335,7 @@ async def test_an_entry_larger_than_an_eighth_of_the_redis_store_is_not_kept(
             await http.post("/graphql", json={"query": text, "extensions": persisted(text)})
         assert await found(http, exactly(8_192))
         assert not await found(http, exactly(8_193))
-    await app.state.services.budgets.close()
+    await app.services.shared.budgets.close()
 
 
 async def test_without_redis_a_persisted_query_is_a_miss_and_requests_are_answered(
@@ -350,7 +348,7 @@ async def test_without_redis_a_persisted_query_is_a_miss_and_requests_are_answer
         )
         assert sent.json()["data"] == {"modelCardCoverage": {"labsRead": 52}}
         assert not await found(http, COVERAGE)
-    await app.state.services.budgets.close()
+    await app.services.shared.budgets.close()
 
 
 @pytest.mark.parametrize(

@@ -23,13 +23,12 @@ import pytest
 import websockets
 from graphql import GraphQLError
 from prometheus_client import REGISTRY
-from starlette.applications import Starlette
 from starlette.routing import WebSocketRoute
 from websockets import Subprotocol
 from websockets.asyncio.client import ClientConnection
 
 from server.api_keys import create_key, revoke_key
-from server.app import create_app
+from server.app import AlmanacApp, create_app
 from server.charges import MINIMUM
 from server.graphql.view import AlmanacGraphQL
 from server.settings import Settings
@@ -47,7 +46,7 @@ COST_POINTS = "almanac_query_cost_points_total"
 
 
 @pytest.fixture
-async def served(app: Starlette) -> AsyncIterator[str]:
+async def served(app: AlmanacApp) -> AsyncIterator[str]:
     async with serving(app) as address:
         yield address
 
@@ -95,7 +94,7 @@ def subscribe(query: str | None = SUBSCRIBE, id: str = "1", **payload: Any) -> s
     return json.dumps(message, ensure_ascii=False)  # sent as UTF-8, as a client sends it
 
 
-def view_of(app: Starlette) -> AlmanacGraphQL:
+def view_of(app: AlmanacApp) -> AlmanacGraphQL:
     [route] = [route for route in app.routes if isinstance(route, WebSocketRoute)]
     assert isinstance(route.endpoint, AlmanacGraphQL)
     return route.endpoint
@@ -124,7 +123,7 @@ async def test_a_message_over_the_body_limit_is_refused_before_it_is_decoded(
 
 @pytest.mark.parametrize("settings", [Settings(max_tokens=100)])
 async def test_a_websocket_document_is_parsed_within_the_token_limit(
-    app: Starlette, served: str
+    app: AlmanacApp, served: str
 ) -> None:
     long = "subscription { changes { " + "sequence " * 1_000 + "} }"
     before = points_charged()
@@ -136,7 +135,8 @@ async def test_a_websocket_document_is_parsed_within_the_token_limit(
     assert refused["payload"][0]["extensions"]["code"] == "TOO_MANY_TOKENS"
     assert points_charged() - before == MINIMUM
     # Refused by the token count, never parsed.
-    known = app.state.services.graphql.documents.get(long)
+    known = app.services.shared.graphql.documents.get(long)
+    assert known is not None
     assert isinstance(known.parsed, GraphQLError)
 
 
@@ -214,7 +214,7 @@ async def trusted_server(store: Store, manifest: Path) -> AsyncIterator[str]:
         async with serving(app) as address:
             yield address
     finally:
-        await app.state.services.budgets.close()
+        await app.services.shared.budgets.close()
 
 
 async def test_trusted_documents_hold_on_websockets(store: Store, trusted: Path) -> None:
@@ -261,7 +261,7 @@ async def test_trusted_documents_hold_on_sse(store: Store, trusted: Path) -> Non
 
 
 @pytest.mark.parametrize("settings", [Settings(subscription_key_check_seconds=0.2)])
-async def test_a_revoked_keys_subscriptions_end(app: Starlette, store: Store, served: str) -> None:
+async def test_a_revoked_keys_subscriptions_end(app: AlmanacApp, store: Store, served: str) -> None:
     key = await create_key(store, "reader", "read")
     async with httpx.AsyncClient(base_url=f"http://{served}", timeout=DEADLINE) as http:
         after = await newest_cursor(http)

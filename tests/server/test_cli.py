@@ -288,7 +288,7 @@ async def test_trusted_documents_writes_the_sites_manifest(
         assert by_hash.json()["data"] == by_text.json()["data"]
         other = await http.post("/graphql", json={"query": "{ categories { slug } }"})
         assert other.json()["errors"][0]["extensions"]["code"] == "DOCUMENT_NOT_TRUSTED"
-    await app.state.services.budgets.close()
+    await app.services.shared.budgets.close()
 
 
 def test_trusted_documents_refuses_a_document_the_schema_would_not_run(tmp_path: Path) -> None:
@@ -446,7 +446,7 @@ async def test_trusted_documents_takes_the_clients_manifests(
             "/graphql", json={"documentId": "3F2B8C0E9A1D4B7C8E6F5A4B3C2D1E0F"}
         )
         assert unknown.json()["errors"][0]["extensions"]["code"] == "DOCUMENT_NOT_TRUSTED"
-    await app.state.services.budgets.close()
+    await app.services.shared.budgets.close()
     # The server takes each manifest as it is, too.
     for client_manifest in (apollo, relay):
         assert Settings(trusted_documents=client_manifest).trusted_documents == client_manifest

@@ -106,10 +106,10 @@ def test_an_unknown_variable_is_pointed_out(caplog: pytest.LogCaptureFixture) ->
 async def test_the_change_retention_reaches_the_store(tmp_path: Path) -> None:
     from datetime import timedelta
 
-    from server.cli.store_access import open_database
+    from server.services import open_configured
     from server.settings import Settings
 
-    opened = open_database(Settings(data_dir=tmp_path, change_retention_days=7))
+    opened = open_configured(Settings(data_dir=tmp_path, change_retention_days=7))
     try:
         assert opened.retention == timedelta(days=7)  # type: ignore[attr-defined]
     finally:

@@ -1,6 +1,7 @@
 """Slow, idle and oversized clients against a live server: each is let go with its status, and
 the server keeps answering everyone else."""
 
+import asyncio
 import json
 import socket
 import time
@@ -11,6 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
+from server.transport.http_protocol import OpenConnections
 from tests.conftest import Served, almanac_process
 
 LIMITS = {
@@ -176,3 +178,28 @@ def test_an_idle_keep_alive_connection_is_closed(server: tuple[str, int]) -> Non
         # The server closed the idle connection; the client opens a new one and carries on.
         second = http.post("/graphql", json={"query": "{ __typename }"})
         assert second.status_code == 200
+
+
+class Socket(asyncio.BaseTransport):
+    """A client's socket as the count sees it: open until closed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.closed = False
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+
+def test_a_socket_that_left_the_protocol_counts_until_it_closes() -> None:
+    count = OpenConnections()
+    upgraded, plain = Socket(), Socket()
+    assert count.opened(upgraded, 2) == 1
+    assert count.opened(plain, 2) == 2
+    count.closed(plain)  # its protocol saw it go
+    assert count.opened(Socket(), 2) == 2  # the WebSocket's socket still holds a descriptor
+    refused = Socket()
+    assert count.opened(refused, 2) == 3  # over the cap: refused, then closed
+    count.closed(refused)
+    upgraded.closed = True  # closed later, under the WebSocket's own protocol
+    assert count.opened(Socket(), 2) == 2  # found closed once the cap was reached

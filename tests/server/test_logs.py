@@ -10,10 +10,9 @@ import urllib.parse
 
 import httpx
 import pytest
-from starlette.applications import Starlette
 
 from server.api_keys import create_key
-from server.app import create_app
+from server.app import AlmanacApp, create_app
 from server.observability.logs import WithRequestId, log_config, request_id
 from server.settings import Settings
 from store import Store
@@ -23,9 +22,10 @@ from tests.conftest import http_client
 QUERY = {"query": "query Coverage { modelCardCoverage { labsRead } }"}
 
 
-def written(app: Starlette, capsysbinary: pytest.CaptureFixture[bytes]) -> list[str]:
+def written(app: AlmanacApp, capsysbinary: pytest.CaptureFixture[bytes]) -> list[str]:
     """The request lines the app wrote (they are buffered: written out first)."""
-    app.state.request_log.flush()
+    assert app.services.request_log is not None
+    app.services.request_log.flush()
     return capsysbinary.readouterr().err.decode().splitlines()
 
 
@@ -103,7 +103,7 @@ async def test_no_request_lines_above_info(
     store: Store, capsysbinary: pytest.CaptureFixture[bytes]
 ) -> None:
     app = create_app(Settings(log_level="warning"), store)
-    assert app.state.request_log is None
+    assert app.services.request_log is None
     async with http_client(app) as http:
         capsysbinary.readouterr()
         await http.post("/graphql", json=QUERY)

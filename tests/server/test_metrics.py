@@ -80,7 +80,7 @@ async def test_throttles_and_persisted_queries_are_counted(store: Store) -> None
                 "/graphql", json={"query": "{ benchmarks(first: 5) { nodes { slug } } }"}
             )
         after = await scrape(http)
-    await app.state.services.budgets.close()
+    await app.services.shared.budgets.close()
     for result in ("miss", "registered", "hit"):
         assert (
             value(after, "almanac_persisted_queries_total", result=result)
@@ -115,7 +115,7 @@ async def test_metrics_can_be_turned_off(store: Store) -> None:
         answered = (await http.post("/graphql", json=page)).json()
         assert answered["data"]["benchmark"]["slug"] == GENERAL
     assert measured() == before
-    await app.state.services.budgets.close()
+    await app.services.shared.budgets.close()
 
 
 async def test_a_change_of_the_data_is_dated(client: httpx.AsyncClient, store: Store) -> None:

@@ -453,7 +453,7 @@ async def two_processes(store: Store, settings: Settings) -> AsyncIterator[tuple
             yield first, second
     finally:
         for app in (one, two):
-            await app.state.services.budgets.close()
+            await app.services.shared.budgets.close()
 
 
 async def refused_at_last(client: Callable[[], Client], after: str) -> list[Any]:

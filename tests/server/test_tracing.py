@@ -66,7 +66,8 @@ async def test_a_request_is_one_trace_down_to_the_store(
     assert "GraphQL Resolving: leader" in names
     assert len({span.context.trace_id for span in finished}) == 1
 
-    app.state.request_log.flush()
+    assert app.services.request_log is not None
+    app.services.request_log.flush()
     [line] = capsysbinary.readouterr().err.decode().splitlines()
     assert line.endswith(f" trace {format_trace_id(request.context.trace_id)}]")
 

@@ -10,12 +10,8 @@ from typing import Any
 
 import pytest
 
-from server.graphql.persisted import (
-    APOLLO_FORMAT,
-    load_trusted_documents,
-    manifest_documents,
-    trusted_manifest,
-)
+from server.graphql.persisted import load_trusted_documents
+from server.manifests import APOLLO_FORMAT, manifest_documents, trusted_manifest
 
 TEXT = "{ categories { slug } }"
 SHA256 = hashlib.sha256(TEXT.encode()).hexdigest()

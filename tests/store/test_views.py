@@ -7,9 +7,8 @@ from contextlib import AbstractContextManager, nullcontext
 
 import httpx
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from starlette.applications import Starlette
 
-from server.app import create_app
+from server.app import AlmanacApp, create_app
 from server.settings import Settings
 from store import Collection, Store, Watch, noting_reads, underlying, watched
 from tests.conftest import ROUND_TRIPS, http_client
@@ -25,7 +24,7 @@ async def store_calls_timed(http: httpx.AsyncClient) -> float:
     return value(await scrape(http), name, method=method)
 
 
-async def ask(app: Starlette) -> None:
+async def ask(app: AlmanacApp) -> None:
     async with http_client(app) as http:
         response = await http.post("/graphql", json=PAGE)
     assert response.json()["data"]["benchmark"]["name"]
@@ -38,7 +37,7 @@ def traced_calls(spans: InMemorySpanExporter) -> list[str]:
 async def test_an_app_without_metrics_or_tracing_reads_the_plain_store(store: Store) -> None:
     timed = create_app(Settings(), store)
     plain = create_app(Settings(metrics=False, tracing=False), store)
-    assert plain.state.store is store
+    assert plain.services.store is store
     async with http_client(timed) as scraper:
         before = await store_calls_timed(scraper)
         await ask(plain)  # the store timed by the other app is not timed here
@@ -47,7 +46,7 @@ async def test_an_app_without_metrics_or_tracing_reads_the_plain_store(store: St
         assert await store_calls_timed(scraper) > before
     assert not set(vars(store)) & set(ROUND_TRIPS), "the store's own methods are not replaced"
     for app in (timed, plain):
-        await app.state.services.budgets.close()
+        await app.services.shared.budgets.close()
 
 
 async def test_observers_compose_per_app(store: Store) -> None:
@@ -70,7 +69,7 @@ async def test_observers_compose_per_app(store: Store) -> None:
         assert traced_calls(spans) == []
         assert await store_calls_timed(scraper) > after_both
     for app in (timed, traced, both):
-        await app.state.services.budgets.close()
+        await app.services.shared.budgets.close()
 
 
 class Counted:
