@@ -4,12 +4,14 @@ number of round trips however many rows or siblings it shows."""
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
 
+from starlette.requests import Request
+from starlette.websockets import WebSocket
 from strawberry.dataloader import DataLoader
+from strawberry.types import ExecutionContext
 
 from resolvers.tracking import index_by_key, model_key
-from schema.extensions.services import Meter, OperationKey, Services
+from schema.extensions.services import Admitted, Meter, OperationKey, Services
 from schema.identity import Identity
 from store import (
     BenchmarkDoc,
@@ -80,26 +82,57 @@ class Loaders:
 class Context:
     store: Store  # noting in `read` what each read through it depends on (store.reads)
     loaders: Loaders
-    request: Any = None
+    request: Request | WebSocket | None = None  # None when the schema is run directly
     identity: Identity | None = None
     # Both None when the schema is run directly (the CLI, tests): nothing checked or metered.
     services: Services | None = None
     meter: Meter | None = None
     # The operation running: its text, name and variables, as the HTTP request sent them.
     operation: OperationKey | None = None
+    # Its document and the operation selected in it, as the gate admitted them (None when the
+    # schema is run directly: the pipeline's DocumentChecks parses it then).
+    admitted: Admitted | None = None
+    # A WebSocket's `connection_init` payload, where its key may come (server.graphql.view).
+    connection_params: dict[str, object] | None = None
     # The subjects (store.subjects) of everything read through `store` so far.
     read: set[str] = field(default_factory=set)
     # Whether an operation answered with the caller's own (schema.per_caller): never shared.
     own: bool = False
+
+    @property
+    def connection(self) -> Request | WebSocket:
+        """The request or the WebSocket the operation came by: a transport's context has one."""
+        if self.request is None:
+            raise RuntimeError("The schema was run directly: its context has no connection.")
+        return self.request
 
     def forget_loaded(self) -> None:
         """Drop what the loaders hold, after a write changed it."""
         self.loaders = Loaders(self.store)
 
 
-def new_context(store: Store, request: Any = None, identity: Identity | None = None) -> Context:
+def new_context(
+    store: Store, request: Request | WebSocket | None = None, identity: Identity | None = None
+) -> Context:
     read: set[str] = set()
     noted = noting_reads(store, read)
     return Context(
         store=noted, loaders=Loaders(noted), request=request, identity=identity, read=read
     )
+
+
+def context_of(execution_context: ExecutionContext) -> Context | None:
+    """The almanac's context of the operation running (None if it was run with another)."""
+    context = execution_context.context
+    return context if isinstance(context, Context) else None
+
+
+def services_of(execution_context: ExecutionContext) -> Services | None:
+    context = context_of(execution_context)
+    return context.services if context is not None else None
+
+
+def operation_of(execution_context: ExecutionContext) -> OperationKey | None:
+    """The operation the HTTP layer runs (see `Context.operation`), if it runs one."""
+    context = context_of(execution_context)
+    return context.operation if context is not None else None

@@ -112,7 +112,7 @@ def create_app(
         return opened
 
     drain = Drain(settings.shutdown_drain_seconds)
-    view = graphql_view(settings, services, tracing)
+    view = graphql_view(settings, services, lambda: app.state.store, tracing)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -204,11 +204,14 @@ def create_app(
 
 
 def graphql_view(
-    settings: Settings, services: SharedServices, tracing: TracerProvider | None
+    settings: Settings,
+    services: SharedServices,
+    store: Callable[[], Store],
+    tracing: TracerProvider | None,
 ) -> AlmanacGraphQL:
     if tracing is None:
-        return AlmanacGraphQL(settings, services)
-    return AlmanacGraphQL(settings, services, almanac_schema(operation_tracing(tracing)))
+        return AlmanacGraphQL(settings, services, store)
+    return AlmanacGraphQL(settings, services, store, almanac_schema(operation_tracing(tracing)))
 
 
 async def close_when_draining(drain: Drain, view: AlmanacGraphQL) -> None:

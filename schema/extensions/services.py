@@ -1,5 +1,5 @@
 """What the extensions share across requests (`Services`, built once per app by server.app), and
-what they keep for one HTTP request (`Meter`)."""
+what they keep for one HTTP request (`Meter`, `Admitted`)."""
 
 import sys
 from collections.abc import Awaitable, Callable
@@ -7,8 +7,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from graphql import ASTValidationRule, DocumentNode, GraphQLError
-from strawberry.types import ExecutionContext
+from graphql import ASTValidationRule, DocumentNode, GraphQLError, OperationDefinitionNode
 
 from request_limits import Allowance, BoundedCache, DocumentLimits, held_bytes
 from schema.json import encode_json
@@ -33,6 +32,17 @@ class KnownDocument:
     def size(self) -> int:
         parsed = [self.parsed] if isinstance(self.parsed, GraphQLError) else self.parsed
         return held_bytes(parsed) + (held_bytes(self.errors) if self.errors else 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Admitted:
+    """An operation admitted before it runs (server.graphql.admission): its document as it was
+    found (parsed once, for every request sending its text) and the operation the spec's
+    GetOperation selects in it, selected once. The pipeline's hooks take both from here."""
+
+    known: KnownDocument
+    document: DocumentNode
+    definition: OperationDefinitionNode
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,16 +124,7 @@ class Meter:
         return self.allowance
 
 
-def services_of(execution_context: ExecutionContext) -> Services | None:
-    return getattr(execution_context.context, "services", None)
-
-
 def operation_key(
     text: str, operation_name: str | None, variables: dict[str, Any] | None
 ) -> OperationKey:
     return (text, operation_name, encode_json(variables or {}, sort_keys=True))
-
-
-def operation_of(execution_context: ExecutionContext) -> OperationKey | None:
-    """The operation the HTTP layer runs (see `Context.operation`), if it runs one."""
-    return getattr(execution_context.context, "operation", None)
