@@ -2,16 +2,15 @@
 number of round trips however many rows or siblings it shows."""
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 
 from starlette.requests import Request
 from starlette.websockets import WebSocket
 from strawberry.dataloader import DataLoader
-from strawberry.types import ExecutionContext
 
 from resolvers.tracking import index_by_key, model_key
-from schema.extensions.services import Admitted, Meter, OperationKey, Services
+from schema.extensions.services import OperationState
 from schema.identity import Identity
 from store import (
     BenchmarkDoc,
@@ -78,26 +77,15 @@ class Loaders:
         return {**known, **found}
 
 
-@dataclass
-class Context:
-    store: Store  # noting in `read` what each read through it depends on (store.reads)
+@dataclass(kw_only=True)
+class Context(OperationState):
+    """A request's context: what the extensions read and note (`OperationState`), its
+    loaders, and the connection it came by."""
+
     loaders: Loaders
     request: Request | WebSocket | None = None  # None when the schema is run directly
-    identity: Identity | None = None
-    # Both None when the schema is run directly (the CLI, tests): nothing checked or metered.
-    services: Services | None = None
-    meter: Meter | None = None
-    # The operation running: its text, name and variables, as the HTTP request sent them.
-    operation: OperationKey | None = None
-    # Its document and the operation selected in it, as the gate admitted them (None when the
-    # schema is run directly: the pipeline's DocumentChecks parses it then).
-    admitted: Admitted | None = None
     # A WebSocket's `connection_init` payload, where its key may come (server.graphql.view).
     connection_params: dict[str, object] | None = None
-    # The subjects (store.subjects) of everything read through `store` so far.
-    read: set[str] = field(default_factory=set)
-    # Whether an operation answered with the caller's own (schema.per_caller): never shared.
-    own: bool = False
 
     @property
     def connection(self) -> Request | WebSocket:
@@ -119,20 +107,3 @@ def new_context(
     return Context(
         store=noted, loaders=Loaders(noted), request=request, identity=identity, read=read
     )
-
-
-def context_of(execution_context: ExecutionContext) -> Context | None:
-    """The almanac's context of the operation running (None if it was run with another)."""
-    context = execution_context.context
-    return context if isinstance(context, Context) else None
-
-
-def services_of(execution_context: ExecutionContext) -> Services | None:
-    context = context_of(execution_context)
-    return context.services if context is not None else None
-
-
-def operation_of(execution_context: ExecutionContext) -> OperationKey | None:
-    """The operation the HTTP layer runs (see `Context.operation`), if it runs one."""
-    context = context_of(execution_context)
-    return context.operation if context is not None else None

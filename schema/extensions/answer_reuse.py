@@ -20,9 +20,14 @@ from strawberry.extensions import SchemaExtension
 from strawberry.types import ExecutionContext
 from strawberry.types.graphql import OperationType
 
-from schema.context import context_of
 from schema.extensions.metering import published_types
-from schema.extensions.services import Admitted, CachedAnswer, OperationKey, Services
+from schema.extensions.services import (
+    Admitted,
+    CachedAnswer,
+    OperationKey,
+    Services,
+    state_of,
+)
 from schema.json import digest, encode_json
 from schema.per_caller import selects_callers_own
 from store import DataVersion
@@ -39,7 +44,7 @@ def kept_answer(services: Services, key: OperationKey, data: DataVersion) -> Cac
 class KeepAnswers(SchemaExtension):
     def on_execute(self) -> Iterator[None]:
         context = self.execution_context
-        almanac = context_of(context)
+        almanac = state_of(context)
         if almanac is None or almanac.services is None or almanac.admitted is None:
             yield
             return

@@ -28,8 +28,7 @@ from request_limits import (
     nests_past,
     too_many_tokens,
 )
-from schema.context import context_of
-from schema.extensions.services import KnownDocument, Services
+from schema.extensions.services import KnownDocument, Services, state_of
 
 TOO_MANY_ERRORS = "Too many validation errors"
 """How graphql-core's refusal begins when it stops at its most errors (`max_errors`)."""
@@ -39,7 +38,7 @@ class DocumentChecks(SchemaExtension):
     known: KnownDocument | None = None  # What this operation's document was found to be.
 
     def on_parse(self) -> Iterator[None]:
-        context = context_of(self.execution_context)
+        context = state_of(self.execution_context)
         services = context.services if context is not None else None
         text = self.execution_context.query
         if context is not None and context.admitted is not None:
@@ -54,7 +53,7 @@ class DocumentChecks(SchemaExtension):
 
     def on_validate(self) -> Iterator[None]:
         context = self.execution_context
-        almanac = context_of(context)
+        almanac = state_of(context)
         services, known = (almanac.services if almanac is not None else None), self.known
         if services is None or known is None:
             yield

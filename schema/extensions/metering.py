@@ -27,8 +27,7 @@ from strawberry.schema.base import BaseSchema
 from strawberry.types import ExecutionResult
 
 from request_limits import ListSizes, throttled_error
-from schema.context import context_of
-from schema.extensions.services import MeterMode
+from schema.extensions.services import MeterMode, state_of
 from schema.identity import KEY_OWNED_MUTATIONS, admin_of, key_of
 from schema.pagination import MAX_LIST_SLICE, MAX_PAGE_SIZE
 
@@ -49,7 +48,7 @@ def published_types(schema: BaseSchema) -> GraphQLSchema:
 class Metering(SchemaExtension):
     async def on_execute(self) -> AsyncIterator[None]:
         context = self.execution_context
-        almanac = context_of(context)
+        almanac = state_of(context)
         if almanac is None or almanac.admitted is None or almanac.operation is None:
             yield  # run directly (the CLI, a test): unmetered
             return

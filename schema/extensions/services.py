@@ -8,10 +8,12 @@ from enum import Enum
 from typing import Any
 
 from graphql import ASTValidationRule, DocumentNode, GraphQLError, OperationDefinitionNode
+from strawberry.types import ExecutionContext
 
 from request_limits import Allowance, BoundedCache, DocumentLimits, held_bytes
+from schema.identity import Identity
 from schema.json import encode_json
-from store import EVERYTHING
+from store import EVERYTHING, Store
 
 OperationKey = tuple[str, str | None, bytes]
 """What identifies an operation: its answer and its cost depend on nothing else."""
@@ -122,6 +124,33 @@ class Meter:
     async def charge(self, cost: int) -> Allowance:
         self.allowance = await self.pay(cost)
         return self.allowance
+
+
+@dataclass(kw_only=True)
+class OperationState:
+    """What the extensions read and note of the operation running: their part of a request's
+    context (schema.context.Context)."""
+
+    store: Store  # noting in `read` what each read through it depends on (store.reads)
+    identity: Identity | None = None
+    # Both None when the schema is run directly (the CLI, tests): nothing checked or metered.
+    services: Services | None = None
+    meter: Meter | None = None
+    # The operation running: its text, name and variables, as the HTTP request sent them.
+    operation: OperationKey | None = None
+    # Its document and the operation selected in it, as the gate admitted them (None when the
+    # schema is run directly: DocumentChecks parses it then, and nothing is metered).
+    admitted: Admitted | None = None
+    # The subjects (store.subjects) of everything read through `store` so far.
+    read: set[str] = field(default_factory=set)
+    # Whether an operation answered with the caller's own (schema.per_caller): never shared.
+    own: bool = False
+
+
+def state_of(execution_context: ExecutionContext) -> OperationState | None:
+    """The almanac's state of the operation running (None if it was run with another context)."""
+    context = execution_context.context
+    return context if isinstance(context, OperationState) else None
 
 
 def operation_key(
