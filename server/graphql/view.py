@@ -15,7 +15,7 @@ server.graphql.subscriptions.protocols).
 """
 
 import asyncio
-from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from datetime import timedelta
 from typing import Any, cast
 
@@ -114,10 +114,11 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         try:
             if declared_too_large(scope, self.settings.max_body_bytes):
                 raise BodyTooLarge
-            if asks_for_events(request.headers) or self.should_render_graphql_ide(request):
+            accept = request.headers.get("accept")
+            if events_asked(accept) or self.should_render_graphql_ide(request):
                 response = await self.run(request)  # a stream (SSE), or GraphiQL: Strawberry's
             else:
-                response = await self.respond(request)
+                response = await self.respond(request, accept)
             if request.method == "GET":
                 response = conditional(request, response)
         except ApiError as refusal:
@@ -273,11 +274,11 @@ class AlmanacGraphQL(GraphQL[Context, None]):
 
     # The almanac's own.
 
-    async def respond(self, request: Request) -> Response:
+    async def respond(self, request: Request, accept: str | None) -> Response:
         """A GraphQL request over HTTP (not a stream): its path, each step once (see the
         module's docstring). Strawberry's `run` would call back into the view for each hook,
         and after a kept answer missed would read the request and find its text again."""
-        media_type = response_media_type(request.headers.get("accept"))
+        media_type = response_media_type(accept)
         exchange = begin_exchange(request.scope, media_type)
         identity = exchange.identity = await self.charges.identify(request)
         context = self.connection_context(request, identity)
@@ -410,6 +411,7 @@ def operation_name(context: Context, request_data: GraphQLRequestData) -> str | 
     return name.value if name is not None else None
 
 
-def asks_for_events(headers: Mapping[str, str]) -> bool:
-    """Whether a request asks for its answer as a stream of events (GraphQL over SSE)."""
-    return SSE.accepts(headers.get("accept", ""))
+def events_asked(accept: str | None) -> bool:
+    """Whether a request's `Accept` asks for its answer as a stream of events (GraphQL over
+    SSE): read by Strawberry's transport only if it names the type at all."""
+    return accept is not None and "event-stream" in accept.lower() and SSE.accepts(accept)
