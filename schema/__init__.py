@@ -10,6 +10,7 @@ from schema.extensions.answer_reuse import kept_answer
 from schema.extensions.document_checks import known_document, parsed_or_refused
 from schema.extensions.metering import LIST_SIZES, published_types
 from schema.extensions.services import (
+    Admitted,
     CachedAnswer,
     Meter,
     MeterMode,
@@ -23,6 +24,7 @@ from store import encode_change_cursor
 
 __all__ = [
     "LIST_SIZES",
+    "Admitted",
     "AlmanacSchema",
     "CachedAnswer",
     "Context",

@@ -2,15 +2,16 @@
 number of round trips however many rows or siblings it shows."""
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
 
+from starlette.requests import Request
+from starlette.websockets import WebSocket
 from strawberry.dataloader import DataLoader
 
 from resolvers import index_by_key, model_key
 from schema.caller import Identity
-from schema.extensions.services import Meter, OperationKey, Services
+from schema.extensions.services import OperationState
 from store import (
     BenchmarkDoc,
     EntryDoc,
@@ -76,28 +77,31 @@ class Loaders:
         return {**known, **found}
 
 
-@dataclass
-class Context:
-    store: Store  # noting in `read` what each read through it depends on (store.reads)
+@dataclass(kw_only=True)
+class Context(OperationState):
+    """A request's context: what the extensions read and note (`OperationState`), its
+    loaders, and the connection it came by."""
+
     loaders: Loaders
-    request: Any = None
-    identity: Identity | None = None
-    # Both None when the schema is run directly (the CLI, tests): nothing checked or metered.
-    services: Services | None = None
-    meter: Meter | None = None
-    # The operation running: its text, name and variables, as the HTTP request sent them.
-    operation: OperationKey | None = None
-    # The subjects (store.subjects) of everything read through `store` so far.
-    read: set[str] = field(default_factory=set)
-    # Whether an operation answered with the caller's own (schema.caller.per_caller): never shared.
-    own: bool = False
+    request: Request | WebSocket | None = None  # None when the schema is run directly
+    # A WebSocket's `connection_init` payload, where its key may come (server.graphql.view).
+    connection_params: dict[str, object] | None = None
+
+    @property
+    def connection(self) -> Request | WebSocket:
+        """The request or the WebSocket the operation came by: a transport's context has one."""
+        if self.request is None:
+            raise RuntimeError("The schema was run directly: its context has no connection.")
+        return self.request
 
     def forget_loaded(self) -> None:
         """Drop what the loaders hold, after a write changed it."""
         self.loaders = Loaders(self.store)
 
 
-def new_context(store: Store, request: Any = None, identity: Identity | None = None) -> Context:
+def new_context(
+    store: Store, request: Request | WebSocket | None = None, identity: Identity | None = None
+) -> Context:
     read: set[str] = set()
     noted = noting_reads(store, read)
     return Context(

@@ -57,8 +57,6 @@ def create_app(
         ],
         lifespan=Lifespan(services, drain, view.subscriptions.close_all),
     )
-    # Read there until the view takes the store from its services (H-path): issue 28.
-    app.state.store = services.store
     services.shared.graphql.webhook_destinations = destinations_of(settings)  # createWebhook
     return app
 

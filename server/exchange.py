@@ -6,13 +6,10 @@ it as the request ends (`exchange_of`). It is kept in the ASGI scope's state, wh
 """
 
 from dataclasses import dataclass
-from typing import Any
 
 from starlette.types import Scope
-from strawberry.http import GraphQLRequestData
 
-from api_errors import ApiError
-from schema import Context, Identity, OperationKey
+from schema import Identity
 
 KEY = "exchange"
 
@@ -33,11 +30,6 @@ class Exchange:
     """Of the kept answer it got, if it got one: its ETag, known already."""
     reads: frozenset[str] | None = None
     """What the kept answer it got was computed from (store.subjects)."""
-    # What the GraphQL view found once and uses again (server.graphql.view).
-    context: Context | None = None
-    request_data: GraphQLRequestData | list[GraphQLRequestData] | None = None
-    text: tuple[Any, str | ApiError, OperationKey | None] | None = None
-    """The last operation resolved: its request data, its text (or why it has none), its key."""
 
 
 def begin_exchange(scope: Scope, media_type: str) -> Exchange:

@@ -20,15 +20,14 @@ from strawberry.extensions import SchemaExtension
 from strawberry.types import ExecutionContext
 from strawberry.types.graphql import OperationType
 
-from request_limits import selected_operation
 from schema.caller import selects_callers_own
 from schema.extensions.metering import published_types
 from schema.extensions.services import (
+    Admitted,
     CachedAnswer,
     OperationKey,
     Services,
-    operation_of,
-    services_of,
+    state_of,
 )
 from schema.json import digest, encode_json
 from store import DataVersion
@@ -45,16 +44,18 @@ def kept_answer(services: Services, key: OperationKey, data: DataVersion) -> Cac
 class KeepAnswers(SchemaExtension):
     def on_execute(self) -> Iterator[None]:
         context = self.execution_context
-        services, key = services_of(context), operation_of(context)
-        if services is None or key is None:
+        almanac = state_of(context)
+        if almanac is None or almanac.services is None or almanac.admitted is None:
             yield
             return
-        version = context.context.store.version.current
+        services, admitted, key = almanac.services, almanac.admitted, almanac.operation
+        assert key is not None  # admitted with it
+        version = almanac.store.version.current
         yield
         if context.operation_type is not OperationType.QUERY:
             return
-        if _callers_own(context, services, key):
-            context.context.own = True  # Nor shared by a cache (server.graphql.response).
+        if _callers_own(context, services, key, admitted):
+            almanac.own = True  # Nor shared by a cache (server.graphql.response).
             return  # The caller's own: no other request's answer.
         result = context.result
         if services.answers is None or version is None:
@@ -62,23 +63,22 @@ class KeepAnswers(SchemaExtension):
         if result is None or result.errors or result.data is None:
             return
         data = encode_json(result.data)
-        reads = frozenset(context.context.read)
+        reads = frozenset(almanac.read)
         kept = CachedAnswer(version, data, digest(data), context.operation_name, reads)
         services.answers.put(key, kept)
         result.data = orjson.Fragment(data)  # type: ignore[assignment]  # Encoded: written as is.
 
 
-def _callers_own(context: ExecutionContext, services: Services, key: OperationKey) -> bool:
+def _callers_own(
+    context: ExecutionContext, services: Services, key: OperationKey, admitted: Admitted
+) -> bool:
     """Whether the operation answers with the caller's own: found once per document and
     operation, and kept with the document (`KnownDocument.own`). A dry run's document (its
     `rateLimit` alone: schema.extensions.metering) is the caller's own as the whole is."""
-    known = services.documents.get(key[0])
-    if known is not None and (own := known.own.get(key[1])) is not None:
+    known = admitted.known
+    if (own := known.own.get(key[1])) is not None:
         return own
-    document = context.graphql_document
-    assert document is not None  # It ran.
-    operation = selected_operation(document, key[1])
-    own = selects_callers_own(published_types(context.schema), document, operation)
-    if known is not None:
-        known.own[key[1]] = own
+    types = published_types(context.schema)
+    own = selects_callers_own(types, admitted.document, admitted.definition)
+    known.own[key[1]] = own
     return own

@@ -26,10 +26,9 @@ from request_limits import (
     FragmentCycles,
     limit_rules,
     nests_past,
-    selected_operation,
     too_many_tokens,
 )
-from schema.extensions.services import KnownDocument, Services, operation_of, services_of
+from schema.extensions.services import KnownDocument, Services, state_of
 
 TOO_MANY_ERRORS = "Too many validation errors"
 """How graphql-core's refusal begins when it stops at its most errors (`max_errors`)."""
@@ -39,23 +38,23 @@ class DocumentChecks(SchemaExtension):
     known: KnownDocument | None = None  # What this operation's document was found to be.
 
     def on_parse(self) -> Iterator[None]:
-        services = services_of(self.execution_context)
+        context = state_of(self.execution_context)
+        services = context.services if context is not None else None
         text = self.execution_context.query
-        if services is not None and text is not None:
+        if context is not None and context.admitted is not None:
+            # Admitted by the gate (server.graphql.admission): parsed, and its operation
+            # selected, there.
+            self.known = context.admitted.known
+            self.execution_context.graphql_document = context.admitted.document
+        elif services is not None and text is not None:  # the schema run directly
             self.known = known = known_document(services, text)
-            self.execution_context.graphql_document = document = parsed_or_refused(known)
-            if (key := operation_of(self.execution_context)) is not None:
-                # The operation priced is the one that runs: a document that does not say
-                # which is refused now, before anything is priced or run.
-                try:
-                    selected_operation(document, key[1])
-                except ApiError as refusal:
-                    raise refusal.as_graphql_error() from None
+            self.execution_context.graphql_document = parsed_or_refused(known)
         yield
 
     def on_validate(self) -> Iterator[None]:
         context = self.execution_context
-        services, known = services_of(context), self.known
+        almanac = state_of(context)
+        services, known = (almanac.services if almanac is not None else None), self.known
         if services is None or known is None:
             yield
             return

@@ -26,9 +26,9 @@ from strawberry.extensions import SchemaExtension
 from strawberry.schema.base import BaseSchema
 from strawberry.types import ExecutionResult
 
-from request_limits import ListSizes, selected_operation, throttled_error
+from request_limits import ListSizes, throttled_error
 from schema.caller import KEY_OWNED_MUTATIONS, admin_of, key_of
-from schema.extensions.services import MeterMode, operation_of, services_of
+from schema.extensions.services import MeterMode, state_of
 from schema.vocabulary import MAX_LIST_SLICE, MAX_PAGE_SIZE
 
 LIST_SIZES = ListSizes(max_slice=MAX_LIST_SLICE, max_page=MAX_PAGE_SIZE)
@@ -48,22 +48,24 @@ def published_types(schema: BaseSchema) -> GraphQLSchema:
 class Metering(SchemaExtension):
     async def on_execute(self) -> AsyncIterator[None]:
         context = self.execution_context
-        services = services_of(context)
-        meter = getattr(context.context, "meter", None)
-        if services is None or meter is None or operation_of(context) is None:
+        almanac = state_of(context)
+        if almanac is None or almanac.admitted is None or almanac.operation is None:
+            yield  # run directly (the CLI, a test): unmetered
+            return
+        services, meter, key = almanac.services, almanac.meter, almanac.operation
+        if services is None or meter is None:
             yield
             return
-        document, key = context.graphql_document, operation_of(context)
+        document = context.graphql_document
         assert document is not None
-        assert key is not None
-        operation = selected_operation(document, key[1])
+        operation = almanac.admitted.definition  # selected once, by the gate
         if operation.operation is OperationType.MUTATION:
             # A change no key may make is refused unpriced; any key manages its own webhooks.
             fields = [s for s in operation.selection_set.selections if isinstance(s, FieldNode)]
             own = len(fields) == len(operation.selection_set.selections) and all(
                 field.name.value in KEY_OWNED_MUTATIONS for field in fields
             )
-            (key_of if own else admin_of)(context.context.identity)
+            (key_of if own else admin_of)(almanac.identity)
         if (cost := services.costs.get(key)) is None:
             cost = meter.price(document, key[1], context.variables)
             services.costs.put(key, cost)  # A refusal repeated is not priced again either.

@@ -1,5 +1,5 @@
 """What the extensions share across requests (`Services`, built once per app by server.app), and
-what they keep for one HTTP request (`Meter`)."""
+what they keep for one HTTP request (`Meter`, `Admitted`)."""
 
 import sys
 from collections.abc import Awaitable, Callable
@@ -7,12 +7,13 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from graphql import ASTValidationRule, DocumentNode, GraphQLError
+from graphql import ASTValidationRule, DocumentNode, GraphQLError, OperationDefinitionNode
 from strawberry.types import ExecutionContext
 
 from request_limits import Allowance, BoundedCache, DocumentLimits, held_bytes
+from schema.caller import Identity
 from schema.json import encode_json
-from store import EVERYTHING
+from store import EVERYTHING, Store
 from webhooks import Destinations
 
 OperationKey = tuple[str, str | None, bytes]
@@ -34,6 +35,17 @@ class KnownDocument:
     def size(self) -> int:
         parsed = [self.parsed] if isinstance(self.parsed, GraphQLError) else self.parsed
         return held_bytes(parsed) + (held_bytes(self.errors) if self.errors else 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Admitted:
+    """An operation admitted before it runs (server.graphql.admission): its document as it was
+    found (parsed once, for every request sending its text) and the operation the spec's
+    GetOperation selects in it, selected once. The pipeline's hooks take both from here."""
+
+    known: KnownDocument
+    document: DocumentNode
+    definition: OperationDefinitionNode
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,16 +128,34 @@ class Meter:
         return self.allowance
 
 
-def services_of(execution_context: ExecutionContext) -> Services | None:
-    return getattr(execution_context.context, "services", None)
+@dataclass(kw_only=True)
+class OperationState:
+    """What the extensions read and note of the operation running: their part of a request's
+    context (schema.context.Context)."""
+
+    store: Store  # noting in `read` what each read through it depends on (store.reads)
+    identity: Identity | None = None
+    # Both None when the schema is run directly (the CLI, tests): nothing checked or metered.
+    services: Services | None = None
+    meter: Meter | None = None
+    # The operation running: its text, name and variables, as the HTTP request sent them.
+    operation: OperationKey | None = None
+    # Its document and the operation selected in it, as the gate admitted them (None when the
+    # schema is run directly: DocumentChecks parses it then, and nothing is metered).
+    admitted: Admitted | None = None
+    # The subjects (store.subjects) of everything read through `store` so far.
+    read: set[str] = field(default_factory=set)
+    # Whether an operation answered with the caller's own (schema.caller.per_caller): never shared.
+    own: bool = False
+
+
+def state_of(execution_context: ExecutionContext) -> OperationState | None:
+    """The almanac's state of the operation running (None if it was run with another context)."""
+    context = execution_context.context
+    return context if isinstance(context, OperationState) else None
 
 
 def operation_key(
     text: str, operation_name: str | None, variables: dict[str, Any] | None
 ) -> OperationKey:
     return (text, operation_name, encode_json(variables or {}, sort_keys=True))
-
-
-def operation_of(execution_context: ExecutionContext) -> OperationKey | None:
-    """The operation the HTTP layer runs (see `Context.operation`), if it runs one."""
-    return getattr(execution_context.context, "operation", None)

@@ -28,13 +28,12 @@ from collections.abc import AsyncGenerator
 from typing import Any
 
 from graphql import OperationType
-from starlette.requests import HTTPConnection
 from strawberry.http import GraphQLRequestData
 from strawberry.types.execution import PreExecutionError
 
 from api_errors import ApiError, ErrorCode
 from request_limits import selected_operation
-from schema import Context, known_document, parsed_or_refused
+from schema import Admitted, Context, known_document, parsed_or_refused
 from server.body_limit import text_over
 from server.charges import Charges
 from server.graphql.operations import OperationText
@@ -79,7 +78,8 @@ class Gate:
 
     async def text(self, context: Context, data: GraphQLRequestData) -> str:
         """Steps 1 and 2: the operation's text, within the size limit, sent or persisted (and
-        trusted). All the warm path (a kept answer) needs: its text was admitted before."""
+        trusted), and its key in the context. All the warm path (a kept answer) needs: its
+        text was admitted whole before."""
         if data.query is not None and text_over(self.settings.max_body_bytes, data.query):
             raise ApiError(
                 f"The document is longer than {self.settings.max_body_bytes} bytes, the most "
@@ -88,6 +88,19 @@ class Gate:
                 status=413,
             )
         return await self.texts.resolve(context, data)
+
+    def parsed(
+        self, context: Context, data: GraphQLRequestData, text: str, carried: Carried
+    ) -> None:
+        """Steps 3 and 4: the text parsed (once per text) and the operation selected in it
+        (once per operation), of a kind its transport carries: `Context.admitted`, where the
+        pipeline's hooks find them (or `ApiError`, or the parser's `GraphQLError`)."""
+        known = known_document(self.services.graphql, text)
+        document = parsed_or_refused(known)
+        definition = selected_operation(document, data.operation_name)
+        if definition.operation not in carried:
+            raise not_carried(carried, definition.operation)
+        context.admitted = Admitted(known, document, definition)
 
     async def admit(
         self,
@@ -100,10 +113,7 @@ class Gate:
         `GraphQLError`). `authorization` is a connection's key, checked again here; a
         request's was checked as it began."""
         text = await self.text(context, data)
-        document = parsed_or_refused(known_document(self.services.graphql, text))
-        operation = selected_operation(document, data.operation_name)
-        if operation.operation not in carried:
-            raise not_carried(carried, operation.operation)
+        self.parsed(context, data, text, carried)
         if authorization is not None and (
             revoked := await self.caller_refused(context, authorization)
         ):
@@ -112,9 +122,8 @@ class Gate:
 
     async def caller_refused(self, context: Context, authorization: str | None) -> ApiError | None:
         """Why a connection's key no longer admits it (revoked, say); None if it still does."""
-        connection: HTTPConnection = context.request
         try:
-            await self.charges.identify_connection(connection, authorization)
+            await self.charges.identify_connection(context.connection, authorization)
         except ApiError as refusal:
             return refusal
         return None

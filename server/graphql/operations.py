@@ -1,4 +1,4 @@
-"""An operation's text and its kept answer, each found once per request for the `/graphql` view.
+"""An operation's text and its kept answer, each found once per operation for the `/graphql` view.
 
 The text is the one sent, or the persisted one its hash names (server.graphql.persisted); the
 kept answer is the one computed for the same text, name and variables on the same data
@@ -11,25 +11,22 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
 import orjson
-from graphql import DocumentNode
 from starlette.requests import Request
 from starlette.responses import Response
 from strawberry.http import GraphQLRequestData
 from strawberry.types import ExecutionResult
 
 from api_errors import ApiError, ErrorCode
-from request_limits import selected_operation
 from schema import (
     CachedAnswer,
     Context,
-    MeterMode,
     OperationKey,
     Services,
     kept_answer,
     operation_key,
 )
 from server.charges import MINIMUM, Charges
-from server.exchange import Exchange, exchange_of
+from server.exchange import Exchange
 from server.graphql.persisted import PersistedQueries
 from server.graphql.response import VARY
 from server.http_caching import cache_control, held_etag
@@ -42,23 +39,10 @@ class OperationText:
 
     async def resolve(self, context: Context, request_data: GraphQLRequestData) -> str:
         """The operation's text (sent, or persisted), found once per operation of a request
-        (or refused once); it also names the operation in the context."""
-        exchange = exchange_of(context.request.scope)
-        if exchange is not None and exchange.text is not None and exchange.text[0] is request_data:
-            _, found, context.operation = exchange.text
-            if isinstance(found, ApiError):
-                raise found
-            return found
-        try:
-            text = await self.find(context, request_data)
-        except ApiError as refusal:
-            if exchange is not None:
-                exchange.text = (request_data, refusal, None)
-            raise
-        key = operation_key(text, request_data.operation_name, request_data.variables)
-        context.operation = key
-        if exchange is not None:
-            exchange.text = (request_data, text, key)
+        (or refused); it also names the operation in the context (`Context.operation`)."""
+        text = await self.find(context, request_data)
+        context.operation = operation_key(text, request_data.operation_name, request_data.variables)
+        context.admitted = None  # not yet: its document is parsed only if it is to run
         return text
 
     async def find(self, context: Context, request_data: GraphQLRequestData) -> str:
@@ -93,16 +77,12 @@ class KeptLookup:
     async def or_run(
         self, context: Context, exchange: Exchange, run: Callable[[], Awaitable[ExecutionResult]]
     ) -> ExecutionResult:
-        """The kept answer (looked for here for a batch's operations; the view looked for a
-        single one's already), or the operation run: once for all the requests asking it at
-        once."""
-        assert context.meter is not None
-        batched = context.meter.mode is MeterMode.PREPAID
-        if not batched or (kept := self.find(context)) is None:
-            async with self.flights.one(context, exchange.deadline) as waited:
-                if not waited or (kept := self.find(context)) is None:
-                    EXECUTED.inc()
-                    return await run()
+        """The operation run, once for all the requests asking it at once: one that waited
+        for another's run takes the answer that run kept, if it kept one."""
+        async with self.flights.one(context, exchange.deadline) as waited:
+            if not waited or (kept := self.find(context)) is None:
+                EXECUTED.inc()
+                return await run()
         return await self.pay(context, exchange, kept)
 
     def find(self, context: Context) -> Kept | None:
@@ -126,15 +106,15 @@ class KeptLookup:
             exchange.operation = kept.answer.operation_name
         return ExecutionResult(data=orjson.Fragment(kept.answer.data), errors=None)  # type: ignore[arg-type]
 
-    async def held(self, request: Request, context: Context, kept: Kept) -> Response | None:
+    async def held(
+        self, request: Request, context: Context, exchange: Exchange, kept: Kept
+    ) -> Response | None:
         """A 304 for a GET whose `If-None-Match` names the kept answer's ETag: the client
         holds it already, and pays the minimum for being told."""
         etag = held_etag(request, kept.answer.digest)
         if etag is None:
             return None
-        exchange = exchange_of(request.scope)
-        if exchange is not None:
-            exchange.cost, exchange.operation = MINIMUM, kept.answer.operation_name
+        exchange.cost, exchange.operation = MINIMUM, kept.answer.operation_name
         public, max_age = context.identity is None, self.charges.settings.cache_max_age_seconds
         headers = {"etag": etag, "cache-control": cache_control(public, max_age), "vary": VARY}
         return await self.charges.not_modified(request, context.identity, headers)
@@ -167,16 +147,3 @@ class Flights:
         finally:
             del self.running[key]
             done.set()
-
-
-def operation_named(services: Services, text: str) -> str | None:
-    """The name of the document's one operation, if it was parsed before (for the logs and
-    metrics: a request need not send `operationName`)."""
-    known = services.documents.get(text)
-    if known is None or not isinstance(known.parsed, DocumentNode):
-        return None
-    try:
-        operation = selected_operation(known.parsed, None)
-    except ApiError:
-        return None
-    return operation.name.value if operation.name else None

@@ -25,6 +25,9 @@ JSON_BODY_TYPES = ("application/json",)
 GRAPHQL_RESPONSE = "application/graphql-response+json"
 JSON = "application/json"
 
+COMMON_JSON = frozenset({"application/json", "*/*"})
+"""What most clients send, read without parsing: JSON."""
+
 T = TypeVar("T")
 
 
@@ -73,7 +76,7 @@ def response_media_type(accept: str | None) -> str:
     No `Accept` header, or only wildcards, means JSON: the spec keeps legacy clients on JSON
     during its move to the new type.
     """
-    if accept is None or not accept.strip():
+    if accept is None or accept in COMMON_JSON or not accept.strip():
         return JSON
     ranges = [_media_range(item) for item in accept.split(",")]
     new, legacy = _quality(ranges, GRAPHQL_RESPONSE), _quality(ranges, JSON)

@@ -1,7 +1,7 @@
 """How a GraphQL answer leaves over HTTP: its body, its status and its caching headers, from its
 operations' outcomes (GraphQL over HTTP's status codes for `application/graphql-response+json`;
 429, 504; an ETag and surrogate keys for a successful GET query, which caches may share only if
-it is anonymous and not of the caller's own: schema.per_caller)."""
+it is anonymous and not of the caller's own: schema.caller.per_caller)."""
 
 from typing import Any
 
@@ -9,7 +9,7 @@ from strawberry.types import ExecutionResult
 
 from api_errors import ApiError
 from request_limits import Allowance
-from schema import digest, encode_json
+from schema import Context, digest, encode_json
 from server.exchange import Exchange
 from server.graphql.request import GRAPHQL_RESPONSE
 from server.http_caching import cache_control, cache_tags, entity_tag
@@ -41,12 +41,14 @@ def result_document(result: ExecutionResult) -> dict[str, Any]:
 def outcome(
     method: str,
     exchange: Exchange,
+    context: Context,
     allowance: Allowance | None,
     results: list[ExecutionResult],
     batched: bool,
     max_age: int,
 ) -> tuple[int, dict[str, str]]:
-    """The response's status and its caching headers; the exchange notes its first code."""
+    """The response's status and its caching headers; the exchange notes its first code.
+    `context` is the request's: what its operation read, whether it was the caller's own."""
     exchange.code = next(
         (e.extensions.get("code") for r in results for e in r.errors or () if e.extensions),
         None,
@@ -64,18 +66,11 @@ def outcome(
         status = 200
     if not batched and method == "GET" and first.data is not None and not first.errors:
         headers["etag"] = entity_tag(exchange.digest or digest(encode_json(first.data)))
-        headers["cache-control"] = cache_control(shared(exchange), max_age)
+        # Caches may share an anonymous answer not of the caller's own (its budget, say:
+        # schema.extensions.answer_reuse notes it in the context).
+        shared = exchange.identity is None and not context.own
+        headers["cache-control"] = cache_control(shared, max_age)
         headers["vary"] = VARY
-        reads = exchange.reads
-        if reads is None and exchange.context is not None:
-            reads = frozenset(exchange.context.read)
-        if reads is not None:
-            headers |= cache_tags(reads)
+        reads = exchange.reads if exchange.reads is not None else frozenset(context.read)
+        headers |= cache_tags(reads)
     return status, headers
-
-
-def shared(exchange: Exchange) -> bool:
-    """Whether caches may share the answer: an anonymous one, and not of the caller's own (its
-    budget, say: schema.extensions.answer_reuse notes it in the context)."""
-    own = exchange.context is not None and exchange.context.own
-    return exchange.identity is None and not own

@@ -1,24 +1,28 @@
 """`/graphql`: Strawberry's ASGI view, with what GraphQL over HTTP needs beyond it.
 
-A request's path: the body, within its size limit → the API key → the GraphQL request(s), read
-once → each operation admitted by the gate (server.graphql.admission: its text, sent or persisted
-and
-trusted, found once) → the answer kept for it on this data, looked up once (`reused`, before
-Strawberry's `run`, for a single operation; `answer` for a batch's) → or Strawberry's pipeline
-with the schema's extensions → one response, with each operation's cost (server.charges, where
-every charge is made) and for a GET query an ETag. A subscription over SSE is admitted by the
-same gate, then streamed; over a WebSocket, see server.graphql.subscriptions.protocols.
+A GraphQL request over HTTP takes one path (`respond`), each step once: the body within its size
+limit (`__call__`) → the request's record (server.exchange), the API key and the context →
+the GraphQL request(s), read → each operation (`answer`): its text admitted by the gate
+(server.graphql.admission: sent or persisted, and trusted) → the answer kept for it on this
+data, looked up once (the one place a kept answer is served) → else its document parsed and
+its operation selected by the gate, once (`Context.admitted`, where the pipeline's hooks find
+them), and Strawberry's pipeline (`schema.execute`) with the schema's extensions, which price
+and charge it (server.charges, where every charge is made) → one response, with each
+operation's cost, and for a GET query an ETag. Strawberry's `run` serves what it adds to that:
+a subscription over SSE (its hooks `get_context`, `parse_http_body`, `execute_operation`),
+admitted by the same gate, then streamed; GraphiQL; WebSockets (see
+server.graphql.subscriptions.protocols).
 """
 
 import asyncio
-from collections.abc import AsyncGenerator, Awaitable, Mapping
+from collections.abc import AsyncGenerator, Awaitable
 from datetime import timedelta
 from typing import Any, cast
 
 import orjson
 from cross_web import AsyncHTTPRequestAdapter, HTTPException, StarletteRequestAdapter
 from graphql import GraphQLError
-from starlette.requests import ClientDisconnect, HTTPConnection, Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
@@ -38,7 +42,7 @@ from server.charges import Charges, client_of
 from server.exchange import Exchange, begin_exchange, exchange_of
 from server.graphql.admission import QUERIES, QUERIES_AND_MUTATIONS, SUBSCRIPTIONS, Gate, NotCarried
 from server.graphql.graphiql import graphiql_page
-from server.graphql.operations import KeptLookup, operation_named
+from server.graphql.operations import KeptLookup
 from server.graphql.request import read_requests, response_media_type
 from server.graphql.response import failed, outcome, result_document
 from server.graphql.services import SharedServices
@@ -56,21 +60,23 @@ SSE = SSETransport()
 """GraphQL over SSE (Strawberry's): what tells a request asking for a stream of events."""
 
 
-class RequestAdapter(StarletteRequestAdapter):
-    """Strawberry's adapter of a Starlette request, the request kept for the view's hooks."""
+class Held(Exception):
+    """A GET whose client holds the kept answer already: its 304, out of Strawberry's `run`."""
 
-    def __init__(self, request: Request) -> None:
-        super().__init__(request)
-        self.request = request
+    def __init__(self, response: Response) -> None:
+        super().__init__("not modified")
+        self.response = response
 
 
 class AlmanacGraphQL(GraphQL[Context, None]):
-    request_adapter_class = RequestAdapter
     graphql_transport_ws_handler_class = TransportWSHandler
     websocket_adapter_class = TextWebSocketAdapter
 
     def __init__(
-        self, settings: Settings, services: SharedServices, schema: AlmanacSchema = schema
+        self,
+        settings: Settings,
+        services: SharedServices,
+        schema: AlmanacSchema = schema,
     ) -> None:
         # Subscriptions over graphql-transport-ws (a WebSocket on /graphql) and over SSE
         # (a POST asking for text/event-stream), Strawberry's own protocols.
@@ -82,6 +88,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         )
         self.settings = settings
         self.services = services
+        self.store = services.store
         self.charges = Charges(settings, services.budgets, services.store)
         self.gate = Gate(settings, services, self.charges)
         self.kept = KeptLookup(services.graphql, self.charges)
@@ -104,9 +111,11 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         try:
             if declared_too_large(scope, self.settings.max_body_bytes):
                 raise BodyTooLarge
-            streamed = asks_for_events(request.headers)
-            # A stream (SSE) is never a kept answer: each event is made, and paid, as it comes.
-            response = (not streamed and await self.reused(request)) or await self.run(request)
+            accept = request.headers.get("accept")
+            if events_asked(accept) or self.should_render_graphql_ide(request):
+                response = await self.run(request)  # a stream (SSE), or GraphiQL: Strawberry's
+            else:
+                response = await self.respond(request, accept)
             if request.method == "GET":
                 response = conditional(request, response)
         except ApiError as refusal:
@@ -143,24 +152,17 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         if isinstance(request, WebSocket):  # its key comes with `connection_init`
             return self.connection_context(request, None)
         if self.should_render_graphql_ide(request):
-            return new_context(request.app.state.store, request)
-        if (exchange := exchange_of(request.scope)) is not None and exchange.context is not None:
-            return exchange.context  # made by `reused`, which found no kept answer
-        if asks_for_events(request.headers):
-            media_type = "text/event-stream"  # a subscription over SSE
-        else:
-            media_type = response_media_type(request.headers.get("accept"))
-        exchange = begin_exchange(request.scope, media_type)
-        identity = exchange.identity = await self.charges.identify(request)
-        context = new_context(request.app.state.store, request, identity)
-        context.services = self.services.graphql
-        context.meter = self.charges.meter(request, identity)
-        exchange.context = context
-        return context
+            return new_context(self.store, request)
+        exchange = begin_exchange(request.scope, "text/event-stream")  # a subscription (SSE)
+        exchange.identity = await self.charges.identify(request)
+        return self.connection_context(request, exchange.identity)
 
-    def connection_context(self, connection: HTTPConnection, identity: Identity | None) -> Context:
-        """The context of a WebSocket's operations, metered for `identity` (None: anonymous)."""
-        context = new_context(connection.app.state.store, connection, identity)
+    def connection_context(
+        self, connection: Request | WebSocket, identity: Identity | None
+    ) -> Context:
+        """The context of a request's or a WebSocket's operations, metered for `identity`
+        (None: anonymous)."""
+        context = new_context(self.store, connection, identity)
         context.services = self.services.graphql
         context.meter = self.charges.meter(connection, identity)
         return context
@@ -169,8 +171,8 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         """The key of a WebSocket's operations
         (server.graphql.subscriptions.protocols.authorization_of); a
         bad one closes it (4403)."""
-        connection = context.request
-        payload = getattr(context, "connection_params", None) or {}
+        connection = context.connection
+        payload = context.connection_params or {}
         authorization = authorization_of(connection, payload)
         try:
             identity = await self.charges.identify_connection(connection, authorization)
@@ -188,7 +190,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         bound, ended by the drain or its key's revocation
         (server.graphql.subscriptions.protocols), a refusal
         paying the minimum (server.graphql.admission)."""
-        client = client_of(context.request, context.identity)
+        client = client_of(context.connection, context.identity)
         keyed = context.identity is not None
 
         async def still_valid() -> ApiError | None:
@@ -200,14 +202,10 @@ class AlmanacGraphQL(GraphQL[Context, None]):
     async def parse_http_body(
         self, request: AsyncHTTPRequestAdapter
     ) -> GraphQLRequestData | list[GraphQLRequestData]:
-        exchange = (
-            exchange_of(request.request.scope) if isinstance(request, RequestAdapter) else None
-        )
-        if exchange is not None and exchange.request_data is not None:
-            return exchange.request_data  # read by `reused` already
-        data = await read_requests(request)
-        if asks_for_events(request.headers) and isinstance(data, GraphQLRequestData):
-            data.protocol = SSE.protocol  # answered as a stream of events
+        data = await read_requests(request)  # a stream's (SSE): `respond` reads the others
+        if isinstance(data, list):
+            raise ApiError("A stream of events carries one subscription, not a batch.", status=400)
+        data.protocol = SSE.protocol  # answered as a stream of events
         return data
 
     async def execute_operation(
@@ -219,45 +217,46 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         root_value: None,
         sub_response: Response,
     ) -> ExecutionResult | list[ExecutionResult] | SubscriptionExecutionResult:
-        """Each operation in turn; a batch is priced whole, and paid once, before it runs. A
-        stream (SSE) is Strawberry's, admitted by the gate first, each event paid as it comes
-        (schema.subscription)."""
-        if isinstance(request_data, GraphQLRequestData) and request_data.protocol == SSE.protocol:
-            _exchange(request).operation = request_data.operation_name or "subscription"
-            sub_response.raw_headers = []  # the stream's own (no length: it has none)
-            try:
-                text = await self.gate.admit(context, request_data, SUBSCRIPTIONS)
-            except GraphQLError as error:  # refused whole, before the stream begins
-                code = (error.extensions or {}).get("code", ErrorCode.GRAPHQL_PARSE_FAILED)
-                raise ApiError(error.message, code=ErrorCode(code)) from None
-            source = await self.schema.subscribe(
-                text,
-                variable_values=request_data.variables,
-                context_value=context,
-                root_value=root_value,
-                operation_name=request_data.operation_name,
-            )
-            authorization = request.headers.get("authorization")
-            stream = self.stream_of(context, cast(AsyncGenerator[Any, None], source), authorization)
-            return cast(SubscriptionExecutionResult, stream)
-        meter, exchange = _meter(context), _exchange(request)
-        batch = request_data if isinstance(request_data, list) else [request_data]
-        batched, method = isinstance(request_data, list), request_adapter.method
-        if batched:
-            exchange.operation = "batch"
-            self.charges.check_batch_size(len(batch))
-            meter.mode = MeterMode.PRICE
-            for data in batch:
-                await self.answer(request, method, context, data)
-            if (unpaid := await self.charges.pay_batch(meter)) is not None:
-                results = [self.charges.throttled(meter, cost) for cost in unpaid]
-                self.set_status(request, sub_response, meter, results, batched)
-                return results
+        """A subscription over SSE (`respond` answers the rest): Strawberry's stream, admitted
+        by the gate first, each event paid as it comes (schema.subscription)."""
+        assert isinstance(request_data, GraphQLRequestData)  # `parse_http_body` refuses a batch
+        _exchange(request).operation = request_data.operation_name or "subscription"
+        sub_response.raw_headers = []  # the stream's own (no length: it has none)
+        try:
+            text = await self.gate.admit(context, request_data, SUBSCRIPTIONS)
+        except GraphQLError as error:  # refused whole, before the stream begins
+            code = (error.extensions or {}).get("code", ErrorCode.GRAPHQL_PARSE_FAILED)
+            raise ApiError(error.message, code=ErrorCode(code)) from None
+        source = await self.schema.subscribe(
+            text,
+            variable_values=request_data.variables,
+            context_value=context,
+            root_value=root_value,
+            operation_name=request_data.operation_name,
+        )
+        authorization = request.headers.get("authorization")
+        stream = self.stream_of(context, cast(AsyncGenerator[Any, None], source), authorization)
+        return cast(SubscriptionExecutionResult, stream)
+
+    async def batch(
+        self,
+        request: Request,
+        exchange: Exchange,
+        context: Context,
+        batch: list[GraphQLRequestData],
+    ) -> list[ExecutionResult]:
+        """A batch's operations: priced whole, and paid once, before any of them runs."""
+        meter = _meter(context)
+        exchange.operation = "batch"
+        self.charges.check_batch_size(len(batch))
+        meter.mode = MeterMode.PRICE
+        for data in batch:
+            await self.answer(request, exchange, context, data)
+        if (unpaid := await self.charges.pay_batch(meter)) is not None:
+            return [self.charges.throttled(meter, cost) for cost in unpaid]
         timeout = self.settings.request_timeout_seconds
         exchange.deadline = asyncio.get_running_loop().time() + timeout
-        results = [await self.answer(request, method, context, data) for data in batch]
-        self.set_status(request, sub_response, meter, results, batched)
-        return results if batched else results[0]
+        return [await self.answer(request, exchange, context, data) for data in batch]
 
     async def process_result(
         self, request: Request, result: ExecutionResult
@@ -270,65 +269,67 @@ class AlmanacGraphQL(GraphQL[Context, None]):
     async def get_sub_response(self, request: Request | WebSocket) -> Response:
         return Response()  # Its status and headers are set by `set_status`.
 
-    def create_response(
-        self,
-        response_data: GraphQLHTTPResponse | list[GraphQLHTTPResponse],
-        sub_response: Response,
-    ) -> Response:
-        response = Response(
-            self.encode_json(response_data), sub_response.status_code, None, sub_response.media_type
-        )
-        response.raw_headers.extend(sub_response.raw_headers)
-        return response
-
     # The almanac's own.
 
-    async def reused(self, request: Request) -> Response | None:
-        """The answer to a single operation asked again on the same data, if one was kept,
-        without running the pipeline (it computed this answer from the same text and
-        variables, under the same rules); a 304 for one the client holds. Else None, and the
-        request runs as any other, with what was read here."""
-        if request.method not in ("GET", "POST") or self.should_render_graphql_ide(request):
-            return None
-        context = await self.get_context(request, None)
-        exchange = _exchange(request)
-        exchange.request_data = data = await read_requests(self.request_adapter_class(request))
-        if isinstance(data, list):
-            return None
-        meter = _meter(context)
+    async def respond(self, request: Request, accept: str | None) -> Response:
+        """A GraphQL request over HTTP (not a stream): its path, each step once (see the
+        module's docstring). Strawberry's `run` would call back into the view for each hook,
+        and after a kept answer missed would read the request and find its text again."""
+        media_type = response_media_type(accept)
+        exchange = begin_exchange(request.scope, media_type)
+        identity = exchange.identity = await self.charges.identify(request)
+        context = self.connection_context(request, identity)
+        data = await read_requests(StarletteRequestAdapter(request))
         try:
-            await self.gate.text(context, data)
-        except ApiError:
-            return None  # The pipeline refuses it, and says why.
-        kept = self.kept.find(context)
-        if kept is None:
-            return None
-        if request.method == "GET" and (held := await self.kept.held(request, context, kept)):
-            return held
-        result = await self.kept.pay(context, exchange, kept)
-        result = await self.charges.settle(meter, 0, result, data.variables)
-        sub_response = await self.get_sub_response(request)
-        self.set_status(request, sub_response, meter, [result], batched=False)
-        return self.create_response(await self.process_result(request, result), sub_response)
+            if isinstance(data, list):
+                results = await self.batch(request, exchange, context, data)
+            else:
+                timeout = self.settings.request_timeout_seconds
+                exchange.deadline = asyncio.get_running_loop().time() + timeout
+                results = [await self.answer(request, exchange, context, data)]
+        except Held as held:
+            return held.response
+        batched = isinstance(data, list)
+        status, headers = self.status(request, exchange, context, results, batched)
+        documents = [result_document(result) for result in results]
+        body = self.encode_json(documents if batched else documents[0])
+        response = Response(body, status, None, exchange.media_type)
+        response.raw_headers.extend(headers)
+        return response
 
     async def answer(
-        self, request: Request, method: str, context: Context, request_data: GraphQLRequestData
+        self,
+        request: Request,
+        exchange: Exchange,
+        context: Context,
+        request_data: GraphQLRequestData,
     ) -> ExecutionResult:
-        """The operation's answer, charged and reported: kept from an earlier run on the same
-        data (a batch's operations; a single one was looked for by `reused`), or run now."""
-        meter, exchange = _meter(context), _exchange(request)
+        """The operation's answer, charged and reported: its text admitted, then the answer
+        kept from an earlier run on the same data (it was computed by the pipeline from the
+        same text and variables, under the same rules), or its document admitted whole and
+        run now (being priced, a batch's operation is run every time: only priced)."""
+        meter, method = _meter(context), request.method
         priced = len(meter.costs)
         carried = QUERIES if method == "GET" else QUERIES_AND_MUTATIONS
         try:
-            text = await self.gate.admit(context, request_data, carried)
-
-            def run() -> Awaitable[ExecutionResult]:
-                return self.run_pipeline(exchange, method, context, request_data, text)
-
-            if meter.mode is MeterMode.PRICE:
-                result = await run()
+            text = await self.gate.text(context, request_data)
+            kept = self.kept.find(context) if meter.mode is not MeterMode.PRICE else None
+            if kept is not None:
+                if method == "GET" and (
+                    held := await self.kept.held(request, context, exchange, kept)
+                ):
+                    raise Held(held)  # a GET is never batched
+                result = await self.kept.pay(context, exchange, kept)
             else:
-                result = await self.kept.or_run(context, exchange, run)
+                self.gate.parsed(context, request_data, text, carried)
+
+                def run() -> Awaitable[ExecutionResult]:
+                    return self.run_pipeline(exchange, method, context, request_data, text)
+
+                if meter.mode is MeterMode.PRICE:
+                    result = await run()
+                else:
+                    result = await self.kept.or_run(context, exchange, run)
         except NotCarried:
             raise  # the request is refused whole (a GET's mutation: 405)
         except ApiError as refusal:
@@ -341,8 +342,8 @@ class AlmanacGraphQL(GraphQL[Context, None]):
             message = f"The request ran longer than {seconds:g} seconds and was stopped."
             result = failed(ApiError(message, code=ErrorCode.TIMEOUT))
         finally:
-            if exchange.operation is None:  # refused by the gate: named as it was sent
-                exchange.operation = request_data.operation_name
+            if exchange.operation is None:  # named as it was sent, or as the gate found it
+                exchange.operation = operation_name(context, request_data)
         return await self.charges.settle(meter, priced, result, request_data.variables)
 
     async def run_pipeline(
@@ -354,45 +355,37 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         text: str,
     ) -> ExecutionResult:
         """The operation run through Strawberry's pipeline, under the request's deadline."""
-        try:
-            async with asyncio.timeout_at(exchange.deadline):
-                return await self.schema.execute(
-                    text,
-                    variable_values=request_data.variables,
-                    context_value=context,
-                    operation_name=request_data.operation_name,
-                    allowed_operation_types=OperationType.from_http(method),  # type: ignore[arg-type]
-                )
-        finally:
-            if exchange.operation is None:  # Parsed now: its name is known.
-                exchange.operation = request_data.operation_name or operation_named(
-                    self.services.graphql, text
-                )
+        async with asyncio.timeout_at(exchange.deadline):
+            return await self.schema.execute(
+                text,
+                variable_values=request_data.variables,
+                context_value=context,
+                operation_name=request_data.operation_name,
+                allowed_operation_types=OperationType.from_http(method),  # type: ignore[arg-type]
+            )
 
     async def refused(self, request: Request, refusal: ApiError) -> Response:
         exchange = exchange_of(request.scope)  # None: refused early
         identity = exchange.identity if exchange is not None else None
         return await self.charges.refused(request, identity, refusal)
 
-    def set_status(
+    def status(
         self,
         request: Request,
-        response: Response,
-        meter: Meter,
+        exchange: Exchange,
+        context: Context,
         results: list[ExecutionResult],
         batched: bool,
-    ) -> None:
-        """The response's status, media type and headers, from its operations' outcomes."""
-        exchange = _exchange(request)
+    ) -> tuple[int, list[tuple[bytes, bytes]]]:
+        """The response's status and headers, from its operations' outcomes."""
+        meter = _meter(context)
         exchange.cost = sum(meter.costs)
-        response.media_type = exchange.media_type
         max_age = self.settings.cache_max_age_seconds
         status, caching = outcome(
-            request.method, exchange, meter.allowance, results, batched, max_age
+            request.method, exchange, context, meter.allowance, results, batched, max_age
         )
         headers = {**self.charges.headers(meter.allowance), **caching}
-        response.status_code = status
-        response.raw_headers = [(name.encode(), value.encode()) for name, value in headers.items()]
+        return status, [(name.encode(), value.encode()) for name, value in headers.items()]
 
 
 def _meter(context: Context) -> Meter:
@@ -406,6 +399,16 @@ def _exchange(request: Request) -> Exchange:
     return exchange
 
 
-def asks_for_events(headers: Mapping[str, str]) -> bool:
-    """Whether a request asks for its answer as a stream of events (GraphQL over SSE)."""
-    return SSE.accepts(headers.get("accept", ""))
+def operation_name(context: Context, request_data: GraphQLRequestData) -> str | None:
+    """The operation's name, for the logs and metrics: as it was sent, or as the gate found it
+    (a request need not send `operationName`)."""
+    if request_data.operation_name is not None or context.admitted is None:
+        return request_data.operation_name
+    name = context.admitted.definition.name
+    return name.value if name is not None else None
+
+
+def events_asked(accept: str | None) -> bool:
+    """Whether a request's `Accept` asks for its answer as a stream of events (GraphQL over
+    SSE): read by Strawberry's transport only if it names the type at all."""
+    return accept is not None and "event-stream" in accept.lower() and SSE.accepts(accept)

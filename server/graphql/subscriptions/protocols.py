@@ -330,7 +330,7 @@ class TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
         results sent, within the client's bound (`Subscriptions`); a refusal costs the
         minimum. (Strawberry's own `run_operation`, on public members only.)"""
         view = self.view_of()
-        context = view.connection_context(self.context.request, self.context.identity)
+        context = view.connection_context(self.context.connection, self.context.identity)
         data = GraphQLRequestData(
             query=operation.query,
             variables=operation.variables,
@@ -384,7 +384,7 @@ class TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
                 await super().send_message(message)
         except TimeoutError:
             if self.stopped_reading is not None and not self.stopped_reading.is_set():
-                client = client_of(self.context.request, self.context.identity)
+                client = client_of(self.context.connection, self.context.identity)
                 report_too_slow("websocket", client, seconds)
                 self.stopped_reading.set()
             raise TooSlowToRead from None
@@ -429,11 +429,10 @@ class TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
 
     async def handle_connection_init(self, message: Any) -> None:
         payload = message.get("payload") or {}
-        # Kept where the view's `on_ws_connect` reads the key from (Context has no such field).
-        setattr(self.context, "connection_params", payload)  # noqa: B010
+        self.context.connection_params = payload  # where the view's `on_ws_connect` reads it
         await super().handle_connection_init(message)
         if self.connection_acknowledged and self.idle is None:
-            self.authorization = authorization_of(self.context.request, payload)
+            self.authorization = authorization_of(self.context.connection, payload)
             seconds = self.view_of().subscriptions.idle_seconds
             self.idle = asyncio.create_task(self.close_when_idle(seconds))
 
