@@ -1,6 +1,12 @@
-"""The Every Eval Ever schemas, as published (copied byte for byte from the `every-eval-ever`
-wheels: 0.3.0's, and 0.2.2's from 0.2.3rc1, the only 0.2.x on PyPI; a test compares them with
-the wheels), and the check of a record against the one its `schema_version` names."""
+"""The Every Eval Ever schemas, as published, and the check of a record against the one its
+`schema_version` names.
+
+0.3.0's and 0.2.2's are copied byte for byte from the `every-eval-ever` wheels (0.3.0, and
+0.2.3rc1, the only 0.2.x on PyPI; a test compares them with the wheels). Most records still
+published are 0.2.0, which no wheel carries: its schema is the repository's `eval.schema.json`
+as it was when they were published (evaleval/every_eval_ever at
+d9be34d60cb3820833034e33a437ba4b9e4d472f, tests/interchange/fixtures/README.md).
+"""
 
 import json
 from functools import cache
@@ -11,7 +17,11 @@ from jsonschema import Draft7Validator
 
 CURRENT = "0.3.0"
 """The version the almanac writes."""
-SCHEMA_FILES = {"0.3.0": "eval-0.3.0.schema.json", "0.2.2": "eval-0.2.2.schema.json"}
+SCHEMA_FILES = {
+    "0.3.0": "eval-0.3.0.schema.json",
+    "0.2.2": "eval-0.2.2.schema.json",
+    "0.2.0": "eval-0.2.0.schema.json",
+}
 SCHEMA_PACKAGE = "interchange.schemas"
 
 
@@ -26,14 +36,12 @@ def validator(version: str) -> Draft7Validator:
 
 
 def schema_for(record: Any) -> str | None:
-    """The schema a record is checked against: its own version's, and 0.2.2 for every 0.2.x
-    (the 0.2.x schema published); None for a version the almanac does not know."""
+    """The schema a record is checked against: its own version's, 0.2.2 for 0.2.1 (the last
+    0.2.x schema published); None for a version the almanac does not know."""
     version = record.get("schema_version") if isinstance(record, dict) else None
-    if version == CURRENT:
-        return CURRENT
-    if isinstance(version, str) and version.startswith("0.2."):
-        return "0.2.2"
-    return None
+    if version in SCHEMA_FILES:
+        return str(version)
+    return "0.2.2" if version == "0.2.1" else None
 
 
 def record_problem(record: Any) -> tuple[str, str] | None:
@@ -44,9 +52,9 @@ def record_problem(record: Any) -> tuple[str, str] | None:
         known = ", ".join(sorted(SCHEMA_FILES))
         return (
             "$.schema_version",
-            f"schema version {found!r} is not one the almanac reads ({known}, 0.2.x)",
+            f"schema version {found!r} is not one the almanac reads ({known}, 0.2.1)",
         )
-    errors = sorted(validator(version).iter_errors(record), key=lambda e: list(e.absolute_path))
+    errors = sorted(validator(version).iter_errors(record), key=lambda e: e.json_path)
     if not errors:
         return None
     error = errors[0]
