@@ -18,9 +18,13 @@ from tests.interchange.conftest import LM_EVAL, MMLU_PRO, add_benchmarks, stamp
 async def refusal(store: Store, paths: list[Path], **options: Any) -> str:
     """What the import of `paths` says, checked to have written nothing."""
     before = await snapshot(store)
-    with pytest.raises((FileRefused, ImportRefused)) as refused:
+
+    async def attempt() -> None:
         files = read_files(paths, options.pop("format", None))
         await import_tool_files(store, files, ImportOptions(**options), stamp())
+
+    with pytest.raises((FileRefused, ImportRefused)) as refused:
+        await attempt()
     assert await snapshot(store) == before
     said = str(refused.value)
     assert "\n" not in said
