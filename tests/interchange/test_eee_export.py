@@ -59,7 +59,7 @@ async def test_records_valid_one_a_model_per_benchmark_source_with_stable_ids(
     expected = set()
     for doc in await store.benchmarks():
         for entry in doc["entries"]:
-            named = entry["source"] or (doc["source"] or {}).get("name", "unknown")
+            named = entry["source"] or (doc["source"]["name"] if doc["source"] else "unknown")
             expected.add((doc["slug"], entry["model_name"], named, entry.get("reported_by") or ""))
     found = {
         (
