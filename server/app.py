@@ -61,6 +61,7 @@ from server.observability.tracing import (
 )
 from server.observability.worker_metrics import metrics_shared
 from server.resources.downloads import Downloads
+from server.resources.eee_export import eee_export
 from server.resources.feeds import Feeds
 from server.resources.front_door import favicon, front_door, guide
 from server.services import SharedServices
@@ -174,6 +175,7 @@ def create_app(
             Route("/benchmarks/{slug}.{format}", downloads.leaderboard),
             Route("/models/{slug}.csv", downloads.standings),
             Route("/export.ndjson", downloads.export),
+            Route("/export.eee.jsonl", eee_export(downloads)),
             Route(
                 "/graphiql/{name}",
                 GZipMiddleware(request_response(asset_endpoint(settings.graphiql_packages))),
