@@ -32,6 +32,10 @@ T = TypeVar("T")
 RunOnDatabase = Callable[[Callable[[Store], Awaitable[T]]], T]
 FORMATS = (*ALMANAC_FORMATS, *TOOL_FORMATS)
 EEE_FILE = "almanac.eee.jsonl"
+EXPORT_FORMATS = (
+    f"eee: Every Eval Ever records, written into FILE (a folder) as {EEE_FILE}. Without it, "
+    "the import format."
+)
 
 
 def tool_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -75,6 +79,15 @@ def is_tool_import(paths: Sequence[Path], kind: str | None) -> bool:
         return any(path.is_dir() or detect(path) in TOOL_FORMATS for path in paths)
     except FileRefused as refused:
         raise click.ClickException(str(refused)) from refused
+
+
+def almanac_file(paths: Sequence[Path]) -> Sequence[Path]:
+    """The one file of the almanac's own formats an import takes."""
+    if len(paths) != 1 or paths[0].is_dir():
+        raise click.UsageError(
+            "the almanac's own formats (json, ndjson, csv) are imported one file at a time"
+        )
+    return paths
 
 
 def import_tool_results(
