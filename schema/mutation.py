@@ -28,6 +28,7 @@ from schema.context import Context
 from schema.directives import WRITE
 from schema.history import LeaderboardRead
 from schema.identity import admin_of
+from schema.imports import ImportMutations
 from schema.inputs import (
     BenchmarkInput,
     LeaderboardReadInput,
@@ -86,7 +87,7 @@ ExpectedRevision = Annotated[
     description="Changes to the almanac, each needing an admin API key; and your webhooks, "
     "which any API key may manage."
 )
-class Mutation(WebhookMutations):
+class Mutation(WebhookMutations, ImportMutations):
     @strawberry.mutation(directives=[WRITE], description="Add a benchmark. Its slug is permanent.")
     async def create_benchmark(
         self,
