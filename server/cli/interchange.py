@@ -3,10 +3,10 @@ Inspect logs), and `almanac export --format eee`: what the command says and prin
 matching and writing are interchange's."""
 
 import os
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
@@ -25,11 +25,10 @@ from interchange import (
     read_files,
     write_eee,
 )
+from server.cli.store_access import run_on_database
 from server.observability.logs import printable
 from store import SourceKind, Store, WriteFailed
 
-T = TypeVar("T")
-RunOnDatabase = Callable[[Callable[[Store], Awaitable[T]]], T]
 FORMATS = (*ALMANAC_FORMATS, *TOOL_FORMATS)
 EEE_FILE = "almanac.eee.jsonl"
 EXPORT_FORMATS = (
@@ -91,7 +90,6 @@ def almanac_file(paths: Sequence[Path]) -> Sequence[Path]:
 
 
 def import_tool_results(
-    run_on_database: RunOnDatabase[ImportReport],
     paths: Sequence[Path],
     *,
     kind: str | None,
@@ -136,7 +134,7 @@ def import_tool_results(
     click.echo(f"{verb}: {report.summary.describe()}.")
 
 
-def export_eee(run_on_database: RunOnDatabase[int], folder: Path) -> None:
+def export_eee(folder: Path) -> None:
     """`almanac.eee.jsonl` written into `folder`, beside it first and moved over once whole."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
