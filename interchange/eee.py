@@ -5,7 +5,6 @@ Every record is checked against its schema before any is read. Who evaluated com
 uncertainty from `score_details.uncertainty`; the scale from `metric_config`'s min and max.
 """
 
-import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,6 +19,7 @@ from interchange.results import (
     ToolResult,
     as_text,
     file_bytes,
+    parsed_json,
 )
 
 RELATIONSHIPS = {"first_party": "MODEL_DEVELOPER", "third_party": "THIRD_PARTY"}
@@ -36,19 +36,11 @@ ALMANAC_DETAILS = ("setting", "source", "published_on", "note")
 def records(path: Path, text: str) -> Iterator[tuple[str, Any]]:
     """Each record with where it starts: `line N` in a `.jsonl` file, else the file's `$`."""
     if path.suffix.lower() != ".jsonl":
-        try:
-            yield "$", json.loads(text)
-        except json.JSONDecodeError as error:
-            where = f"line {error.lineno}, column {error.colno}"
-            raise FileRefused(path, where, f"not valid JSON: {error.msg}") from error
+        yield "$", parsed_json(path, text)
         return
     for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            yield f"line {number}", json.loads(line)
-        except json.JSONDecodeError as error:
-            raise FileRefused(path, f"line {number}", f"not valid JSON: {error.msg}") from error
+        if line.strip():
+            yield f"line {number}", parsed_json(path, line, f"line {number}")
 
 
 def read_eee(path: Path) -> ToolFile:

@@ -1,7 +1,6 @@
 """Which tool wrote a file, told from its content (where `--format` does not say), and the files
 a folder holds."""
 
-import json
 import zipfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -10,7 +9,7 @@ from typing import Any
 from interchange.eee import read_eee
 from interchange.inspect_log import read_inspect
 from interchange.lm_eval import read_lm_eval
-from interchange.results import FileRefused, ToolFile, as_text, file_bytes
+from interchange.results import FileRefused, ToolFile, as_text, file_bytes, parsed_json
 
 TOOL_FORMATS = ("eee", "lm-eval", "inspect")
 ALMANAC_FORMATS = ("json", "ndjson", "csv")
@@ -73,15 +72,11 @@ def detect(path: Path) -> str:
 def _first_value(path: Path, text: str, *, whole: bool) -> Any:
     """The document (a JSON file), or the first line's (JSON Lines); truncated or broken JSON is
     refused here, with its line."""
-    try:
-        if whole:
-            return json.loads(text)
-        for line in text.splitlines():
-            if line.strip():
-                return json.loads(line)
-    except json.JSONDecodeError as error:
-        where = f"line {error.lineno}, column {error.colno}" if whole else "line 1"
-        raise FileRefused(path, where, f"not valid JSON: {error.msg}") from error
+    if whole:
+        return parsed_json(path, text)
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            return parsed_json(path, line, f"line {number}")
     return None
 
 

@@ -5,7 +5,6 @@
 `model_name` (or `pretrained=` in `config.model_args`) the model, `date` the run's Unix time.
 """
 
-import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from interchange.results import (
     as_text,
     file_bytes,
     json_path,
+    parsed_json,
 )
 
 PROPORTIONS = frozenset(
@@ -31,11 +31,7 @@ NOT_SCORES = frozenset({"alias", "samples", "name", "sample_len", "sample_count"
 
 def read_lm_eval(path: Path) -> ToolFile:
     data, sha256 = file_bytes(path)
-    try:
-        document = json.loads(as_text(path, data))
-    except json.JSONDecodeError as error:
-        where = f"line {error.lineno}, column {error.colno}"
-        raise FileRefused(path, where, f"not valid JSON: {error.msg}") from error
+    document = parsed_json(path, as_text(path, data))
     if not isinstance(document, dict) or not isinstance(document.get("results"), dict):
         raise FileRefused(path, "$.results", "expected lm-eval's results object")
     model = _model_name(path, document)

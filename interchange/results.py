@@ -6,6 +6,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 UNBOUNDED = float("inf")
 
@@ -104,6 +105,18 @@ def as_text(path: Path, data: bytes) -> str:
     except UnicodeDecodeError as error:
         line = data.count(b"\n", 0, error.start) + 1
         raise FileRefused(path, f"line {line}", "not UTF-8 text") from error
+
+
+def parsed_json(path: Path, text: str, where: str | None = None) -> Any:
+    """`text` as JSON, or why not: where (`line N, column M` of the file, or `where` for one
+    line of it), and what is wrong; JSON nested deeper than Python reads is refused too."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        at = where or f"line {error.lineno}, column {error.colno}"
+        raise FileRefused(path, at, f"not valid JSON: {error.msg}") from error
+    except RecursionError as error:
+        raise FileRefused(path, where, "not JSON the almanac reads: nested too deeply") from error
 
 
 def json_path(*parts: str | int) -> str:

@@ -74,10 +74,16 @@ def is_tool_import(paths: Sequence[Path], kind: str | None) -> bool:
     """Whether the files are a tool's (a folder's are taken as such), not the almanac's own."""
     if kind is not None:
         return kind in TOOL_FORMATS
+    return any(path.is_dir() or _tool_file(path) for path in paths)
+
+
+def _tool_file(path: Path) -> bool:
+    """Whether the file's content says a tool wrote it; a file whose format cannot be told is
+    left to the almanac's own reader, which says what is wrong with it."""
     try:
-        return any(path.is_dir() or detect(path) in TOOL_FORMATS for path in paths)
-    except FileRefused as refused:
-        raise click.ClickException(str(refused)) from refused
+        return detect(path) in TOOL_FORMATS
+    except FileRefused:
+        return False
 
 
 def almanac_file(paths: Sequence[Path]) -> Sequence[Path]:

@@ -79,9 +79,11 @@ def test_a_bad_file_is_one_line_and_nothing_is_written(data_dir: Path, tmp_path:
     with_benchmarks(data_dir, tmp_path)
     cut = tmp_path / LM_EVAL.name
     cut.write_text(LM_EVAL.read_text()[:5000])
+    said = refusal(almanac(data_dir, "import", "--format", "lm-eval", str(cut)))
+    assert said.startswith(f"Error: {cut}, line 139, column 22: not valid JSON: Unterminated")
+    # Its format cannot be told from what is left: the almanac's own reader says what is wrong.
     said = refusal(almanac(data_dir, "import", str(cut)))
-    assert said.startswith(f"Error: {cut}, line ")
-    assert "not valid JSON" in said
+    assert said.startswith(f"Error: {cut} cannot be imported: file: not valid JSON (line 139")
     unknown = refusal(almanac(data_dir, "import", "--benchmark", "no-such-one", str(LM_EVAL)))
     assert unknown == "Error: --benchmark: no benchmark has the slug 'no-such-one'"
     exported = tmp_path / "out"
