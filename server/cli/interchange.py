@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from editing import Stamp
+from editing import Stamp, counted
 from interchange import (
     ALMANAC_FORMATS,
     INSPECT_INSTALL,
@@ -130,7 +130,8 @@ def import_tool_results(
             "benchmark is whole or untouched; make room, then run the import again."
         ) from error
     for file in report.files:
-        click.echo(printable(f"read     {file.provenance()}: {len(file.results)} scores"))
+        scores = counted(len(file.results), "score")
+        click.echo(printable(f"read     {file.provenance()}: {scores}"))
     for change in report.rows:
         click.echo(printable(change.describe()))
     for outcome in report.summary.outcomes:
