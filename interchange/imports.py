@@ -12,7 +12,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from editing import ImportSummary, Stamp, import_dataset
+from editing import ImportSummary, Stamp, counted, import_dataset
 from interchange.formats import detect, files_in, read_tool_file
 from interchange.matching import LEFT_OUT, Catalog, Matcher, read_mapping
 from interchange.results import ToolFile, ToolResult
@@ -258,7 +258,8 @@ def _provenance(
     slugs = sorted({slug for (which, _), slug in placed.items() if which == number})
     count = sum(1 for which, _ in placed if which == number)
     into = ", ".join(slugs) or "no benchmark"
-    return f"Imported on {read_on}: {count} scores from {file.provenance()} into {into}."
+    scores = counted(count, "score")
+    return f"Imported on {read_on}: {scores} from {file.provenance()} into {into}."
 
 
 def _joined(problems: Iterable[str]) -> str:
