@@ -25,6 +25,7 @@ from editing import (
 from resolvers import changes_by_read, entries_of
 from schema.caller import admin_of
 from schema.context import Context
+from schema.imports import ImportMutations
 from schema.types import Benchmark, Category, Lab, LeaderboardRead, Model, benchmarks_from_docs
 from schema.vocabulary import (
     WRITE,
@@ -83,7 +84,7 @@ ExpectedRevision = Annotated[
     description="Changes to the almanac, each needing an admin API key; and your webhooks, "
     "which any API key may manage."
 )
-class Mutation(WebhookMutations):
+class Mutation(WebhookMutations, ImportMutations):
     @strawberry.mutation(directives=[WRITE], description="Add a benchmark. Its slug is permanent.")
     async def create_benchmark(
         self,

@@ -22,7 +22,16 @@ from server.errors import http_error
 from server.graphql import AlmanacGraphQL, asset_endpoint, schema_file
 from server.lifespan import Lifespan
 from server.observability import MetricsEndpoint, RequestIds, operation_tracing, request_tracing
-from server.resources import Downloads, Feeds, Readiness, favicon, front_page, guide, healthz
+from server.resources import (
+    Downloads,
+    Feeds,
+    Readiness,
+    eee_export,
+    favicon,
+    front_page,
+    guide,
+    healthz,
+)
 from server.services import AppServices, app_services
 from server.settings import Settings
 from server.transport import Drain
@@ -80,6 +89,7 @@ def routes(services: AppServices, view: AlmanacGraphQL, drain: Drain) -> list[Ba
         Route("/benchmarks/{slug}.{format}", downloads.leaderboard),
         Route("/models/{slug}.csv", downloads.standings),
         Route("/export.ndjson", downloads.export),
+        Route("/export.eee.jsonl", eee_export(downloads)),
         Route(
             "/graphiql/{name}",
             GZipMiddleware(request_response(asset_endpoint(settings.graphiql_packages))),

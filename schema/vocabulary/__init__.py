@@ -42,7 +42,7 @@ from schema.vocabulary.pagination import (
     slice_size,
 )
 from schema.vocabulary.revision import Revised
-from schema.vocabulary.scalars import SCALARS
+from schema.vocabulary.scalars import SCALARS, Upload
 from schema.vocabulary.stored_fields import StoredFields
 
 __all__ = [
@@ -71,6 +71,7 @@ __all__ = [
     "Status",
     "StoredFields",
     "TaskAvailability",
+    "Upload",
     "as_plain",
     "at_most",
     "camel_case",

@@ -1,6 +1,7 @@
 """Dates as the almanac stores and shows them: ISO strings, kept as they are stored."""
 
 from collections.abc import Callable
+from typing import NewType
 
 import strawberry
 from strawberry.types.scalar import ScalarDefinition
@@ -33,6 +34,10 @@ def _parse_with(is_valid: Callable[[object], bool], shape: str) -> Callable[[obj
 # and date-time (section 5.6), ISO 8601's calendar month (YYYY-MM).
 RFC_3339 = "https://www.rfc-editor.org/rfc/rfc3339#section-5.6"
 ISO_8601 = "https://www.iso.org/iso-8601-date-and-time-format.html"
+MULTIPART_SPEC = "https://github.com/jaydenseric/graphql-multipart-request-spec"
+
+Upload = NewType("Upload", object)
+"""A file sent with the request (the HTTP layer's `UploadedFile`: its name and bytes)."""
 
 SCALARS: dict[object, ScalarDefinition] = {
     Date: strawberry.scalar(
@@ -55,5 +60,13 @@ SCALARS: dict[object, ScalarDefinition] = {
         specified_by_url=RFC_3339,
         serialize=str,
         parse_value=_parse_with(is_instant, INSTANT_SHAPE),
+    ),
+    Upload: strawberry.scalar(
+        name="Upload",
+        description="A file, sent as a part of a multipart request (the GraphQL multipart "
+        "request spec); only ever an argument (`importResults`).",
+        specified_by_url=MULTIPART_SPEC,
+        serialize=lambda value: value,
+        parse_value=lambda value: value,
     ),
 }

@@ -5,6 +5,7 @@ import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -20,6 +21,14 @@ from editing import (
     seed,
     write_export,
 )
+from server.cli.interchange import (
+    EXPORT_FORMATS,
+    almanac_file,
+    export_eee,
+    import_tool_results,
+    is_tool_import,
+    tool_options,
+)
 from server.cli.store_access import configured, run_on_database
 from server.lifespan import benchmark_count
 from server.observability import printable
@@ -32,8 +41,12 @@ def seed_database() -> None:
     click.echo(f"Seeded: {summary.describe()}.")
 
 
-@click.command("import", help="Import a JSON (everything) or CSV (leaderboard rows) file.")
-@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.command(
+    "import",
+    help="Import a JSON (everything), NDJSON or CSV (leaderboard rows) file; or a tool's results, "
+    "files or folders of them: Every Eval Ever records, lm-eval results files, Inspect logs.",
+)
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("--dry-run", is_flag=True, help="Check and report what would change; write nothing.")
 @click.option(
     "--allow-removals",
@@ -46,9 +59,16 @@ def seed_database() -> None:
     show_default="cli:<user>",
     help="Who the changes are recorded as.",
 )
-def import_file(file: Path, dry_run: bool, allow_removals: bool, by: str) -> None:
+@tool_options
+def import_file(
+    files: tuple[Path, ...], dry_run: bool, allow_removals: bool, by: str, **tool: Any
+) -> None:
     if (problem := control_character(by)) is not None:
         raise click.BadParameter(problem, param_hint="--by")
+    if is_tool_import(files, tool["kind"]):  # a tool's results: interchange's import
+        import_tool_results(files, dry_run=dry_run, by=by, **tool)
+        return
+    [file] = almanac_file(files)
     try:
         dataset = read_dataset(file)
     except InvalidInput as error:
@@ -109,8 +129,12 @@ def import_file(file: Path, dry_run: bool, allow_removals: bool, by: str) -> Non
     help="Write everything to FILE in the import format, as it is read: NDJSON (one item a "
     "line) if FILE ends in .ndjson, else JSON.",
 )
-@click.argument("file", type=click.Path(dir_okay=False, writable=True, path_type=Path))
-def export_file(file: Path) -> None:
+@click.argument("file", type=click.Path(writable=True, path_type=Path))
+@click.option("--format", "kind", type=click.Choice(["eee"]), help=EXPORT_FORMATS)
+def export_file(file: Path, kind: str | None) -> None:
+    if kind == "eee":  # Every Eval Ever records: FILE is the folder to write them in
+        export_eee(file)
+        return
     # Written beside FILE and moved over it once whole: FILE is never left half-written.
     partial = file.with_name(f".{file.name}.part")
 

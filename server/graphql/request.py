@@ -14,6 +14,7 @@ from cross_web import AsyncHTTPRequestAdapter
 from strawberry.http import GraphQLRequestData
 
 from api_errors import ApiError
+from server.graphql.multipart import MULTIPART, multipart_fields
 from server.graphql.persisted import DOCUMENT_ID, requested_hash
 
 MAX_JSON_DEPTH = 32
@@ -48,6 +49,8 @@ async def read_requests(
         return _graphql_request(fields)
 
     content_type = (request.content_type or "").partition(";")[0].strip().lower()
+    if content_type == MULTIPART:  # files sent by the GraphQL multipart request spec
+        return _graphql_request(await multipart_fields(request))
     if content_type not in JSON_BODY_TYPES:
         raise ApiError(
             "Send the GraphQL request as JSON with `Content-Type: application/json`"

@@ -83,6 +83,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         super().__init__(
             schema,
             allow_queries_via_get=True,
+            multipart_uploads_enabled=True,  # importResults' files (server.graphql.multipart)
             subscription_protocols=(GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_SSE_PROTOCOL),
             connection_init_wait_timeout=timedelta(seconds=settings.websocket_init_timeout_seconds),
         )

@@ -2,8 +2,18 @@
 export), Atom feeds, the front door and its guides, and the health checks."""
 
 from server.resources.downloads import Downloads
+from server.resources.every_eval_ever import eee_export
 from server.resources.feeds import Feeds
 from server.resources.front_door import favicon, front_page, guide
 from server.resources.health import Readiness, healthz
 
-__all__ = ["Downloads", "Feeds", "Readiness", "favicon", "front_page", "guide", "healthz"]
+__all__ = [
+    "Downloads",
+    "Feeds",
+    "Readiness",
+    "eee_export",
+    "favicon",
+    "front_page",
+    "guide",
+    "healthz",
+]

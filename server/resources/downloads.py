@@ -10,7 +10,7 @@ strong ETag (a digest of its bytes): a client that holds it gets a 304.
 import csv
 import io
 import secrets
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
 from starlette.requests import Request
@@ -260,14 +260,28 @@ class Downloads:
         return await self.answer(request, price, make, missing, f"{slug}.csv", CSV, FEED)
 
     async def export(self, request: Request) -> Response:
-        """`/export.ndjson`: everything, in the import format, one item a line, streamed as it
-        is read. Its ETag names the data's version in this process: a client holding it gets a
-        304. Priced from a count (1 + one point an item) and charged before any document is
-        read; one export per client streams at a time, and a few in all (`ExportSlots`)."""
+        """`/export.ndjson`: everything, in the import format, one item a line."""
+
+        def lines(store: Store) -> AsyncIterator[bytes]:
+            return (encode_json(line) + b"\n" async for line in exported_lines(store))
+
+        return await self.streamed_export(request, lines, "almanac.ndjson", "export")
+
+    async def streamed_export(
+        self,
+        request: Request,
+        lines: Callable[[Store], AsyncIterator[bytes]],
+        filename: str,
+        tag: str,
+    ) -> Response:
+        """The whole almanac as `lines` make it, streamed as they are read. Its ETag names the
+        export (`tag`) and the data's version in this process: a client holding it gets a 304.
+        Priced from a count (1 + one point an item) and charged before any document is read;
+        one export per client streams at a time, and a few in all (`ExportSlots`)."""
         identity, slot, items = None, None, None
         store = self.store
         version = store.version.current
-        etag = f'"export-{PROCESS}-{version}"' if version is not None else None
+        etag = f'"{tag}-{PROCESS}-{version}"' if version is not None else None
         revalidated = etag is not None and matches(request.headers.get("if-none-match"), etag)
         try:
             identity = await self.charges.identify(request)
@@ -297,13 +311,12 @@ class Downloads:
         headers = {
             **self.charges.headers(allowance, cost),
             "Cache-Control": cache_control(identity is None, 0),
-            "Content-Disposition": 'attachment; filename="almanac.ndjson"',
+            "Content-Disposition": f'attachment; filename="{filename}"',
             # The change feed's cursor to go on from: every change up to it is in the export.
             CHANGES_CURSOR: encode_change_cursor(logged),
             **({"ETag": etag} if etag is not None else {}),
         }
-        lines = (encode_json(line) + b"\n" async for line in exported_lines(store))
-        return _Streamed(slot, lines, 200, headers, NDJSON)
+        return _Streamed(slot, lines(store), 200, headers, NDJSON)
 
     async def answer(
         self,

@@ -14,7 +14,8 @@ async def test_every_custom_scalar_is_specified_by_a_standard(graphql: GraphQLCl
         for item in data["__schema"]["types"]
         if item["kind"] == "SCALAR" and item["name"] not in specified_scalar_types
     }
-    assert set(custom) == {"Date", "DateTime", "YearMonth"}
+    assert set(custom) == {"Date", "DateTime", "YearMonth", "Upload"}
+    assert custom["Upload"] == "https://github.com/jaydenseric/graphql-multipart-request-spec"
     assert (
         custom["Date"] == custom["DateTime"] == "https://www.rfc-editor.org/rfc/rfc3339#section-5.6"
     )
