@@ -1,6 +1,41 @@
 """Releases people can cite: the almanac frozen at a change-log cursor into files that never
-change, named by a manifest whose SHA-256 gives the release its id."""
+change (the NDJSON export, one CSV a leaderboard), listed in a manifest whose SHA-256 gives the
+release its id; kept by the store (store.release_storage), deleted only to a tombstone.
 
+Other packages import from here, never from the modules inside (import-linter checks it)."""
+
+from releases.content import MANIFEST_FILE, StoredRelease, Tombstone, release_id
+from releases.leaderboards import LEADERBOARD, ReadLeaderboard, leaderboard_csv
+from releases.making import EEE_FILE, NDJSON_FILE, ReleaseRefused, make_release
 from releases.manifest import Release, ReleaseCounts, ReleaseFile
+from releases.reading import (
+    delete_release,
+    file_chunks,
+    file_of,
+    released_benchmark,
+    stored_release,
+    stored_releases,
+)
 
-__all__ = ["Release", "ReleaseCounts", "ReleaseFile"]
+__all__ = [
+    "EEE_FILE",
+    "LEADERBOARD",
+    "MANIFEST_FILE",
+    "NDJSON_FILE",
+    "ReadLeaderboard",
+    "Release",
+    "ReleaseCounts",
+    "ReleaseFile",
+    "ReleaseRefused",
+    "StoredRelease",
+    "Tombstone",
+    "delete_release",
+    "file_chunks",
+    "file_of",
+    "leaderboard_csv",
+    "make_release",
+    "release_id",
+    "released_benchmark",
+    "stored_release",
+    "stored_releases",
+]

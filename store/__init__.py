@@ -62,6 +62,13 @@ from store.queries import (
     summary_of,
 )
 from store.reads import noting_reads
+from store.releases import (
+    RELEASES_READ,
+    ReleaseStaging,
+    ReleaseStorage,
+    announce_release,
+    release_storage,
+)
 from store.seed import load_bundled_dataset
 from store.subjects import EVERYTHING, purge_keys, surrogate_keys
 from store.vocabulary import (
@@ -85,6 +92,7 @@ __all__ = [
     "MONTH_SHAPE",
     "ORDER_FIELDS",
     "PROVENANCE_ID",
+    "RELEASES_READ",
     "SEED_ID",
     "SITE_FIGURES_ID",
     "AlreadyExists",
@@ -119,6 +127,8 @@ __all__ = [
     "Order",
     "PlaceDoc",
     "ReadDoc",
+    "ReleaseStaging",
+    "ReleaseStorage",
     "Scoring",
     "SeedState",
     "SiteFiguresDoc",
@@ -134,6 +144,7 @@ __all__ = [
     "Write",
     "WriteFailed",
     "YearMonth",
+    "announce_release",
     "as_date",
     "connect",
     "is_instant",
@@ -144,6 +155,7 @@ __all__ = [
     "order_key",
     "prepare",
     "purge_keys",
+    "release_storage",
     "score_range",
     "summary_of",
     "surrogate_keys",
