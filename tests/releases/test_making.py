@@ -54,9 +54,7 @@ async def test_files_hash_to_the_manifest(store: Store) -> None:
         assert (len(data), hashlib.sha256(data).hexdigest()) == (file.size, file.sha256)
     manifest = await read_file(store, stored, MANIFEST_FILE)
     listed = json.loads(manifest)
-    assert listed["files"] == sorted(
-        (vars(file) for file in files), key=lambda file: file["name"]
-    )
+    assert listed["files"] == sorted((vars(file) for file in files), key=lambda file: file["name"])
     assert listed["counts"] == vars(stored.release.counts)
     # The id: the data's date and the manifest's own SHA-256.
     assert stored.release.id == f"{listed['date']}-{hashlib.sha256(manifest).hexdigest()[:12]}"
@@ -128,7 +126,8 @@ async def test_later_writes_change_nothing_of_a_release(store: Store) -> None:
     assert top.startswith("1,Qwen-14B,")
     old = await released_benchmark(store, first, SLUG)
     new = await released_benchmark(store, second, SLUG)
-    assert old is not None and new is not None
+    assert old is not None
+    assert new is not None
     assert len(new["reads"]) == len(old["reads"]) + 1
 
 
