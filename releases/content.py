@@ -5,7 +5,8 @@ cursor it froze, and its tombstone once deleted)."""
 
 import hashlib
 import json
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -31,6 +32,8 @@ class StoredRelease:
     release: Release
     sequence: int  # the change-log position its cursor names
     manifest: ReleaseFile  # the manifest file, which names the others (not among them)
+    rows: Mapping[str, int] = field(default_factory=dict)
+    """Each leaderboard CSV's rows, by file name (what a download of it is priced by)."""
     deleted: Tombstone | None = None
 
 
@@ -66,6 +69,7 @@ def record_of(stored: StoredRelease) -> dict[str, Any]:
         "cursor": release.cursor,
         "sequence": stored.sequence,
         "manifest": _file(stored.manifest),
+        "rows": dict(stored.rows),
         "counts": _counts(release.counts),
         "files": [_file(file) for file in release.files],
         "deleted": None
@@ -88,6 +92,7 @@ def stored_of(record: dict[str, Any]) -> StoredRelease:
         ),
         sequence=record["sequence"],
         manifest=ReleaseFile(**record["manifest"]),
+        rows=record["rows"],
         deleted=None
         if deleted is None
         else Tombstone(datetime.fromisoformat(deleted["at"]), deleted["why"], deleted.get("by")),

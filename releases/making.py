@@ -105,22 +105,22 @@ async def make_release(
             files.append(hashed.file())
         if not tally.newest:
             raise ReleaseRefused("The almanac holds no leaderboard read: nothing to release.")
-        results = 0
+        rows: dict[str, int] = {}
         for slug in tally.benchmarks:
             benchmark = await read_leaderboard(slug)
             if benchmark is None:  # deleted since the NDJSON pass read it
                 continue
-            results += len(benchmark["leaderboard"])
             data, name = leaderboard_csv(benchmark), f"benchmarks/{slug}.csv"
+            rows[name] = len(benchmark["leaderboard"])
             await staging.put(name, _once(data))
             files.append(ReleaseFile(name, len(data), hashlib.sha256(data).hexdigest(), CSV))
-        counts = ReleaseCounts(len(tally.benchmarks), tally.models, results)
+        counts = ReleaseCounts(len(tally.benchmarks), tally.models, sum(rows.values()))
         manifest = manifest_bytes(tally.newest, counts, tuple(files))
         await staging.put(MANIFEST_FILE, _once(manifest))
         ident = release_id(tally.newest, manifest)
         made_at = now or datetime.now(UTC)
         release = Release(ident, title.strip(), made_at, cursor_of(sequence), counts, tuple(files))
-        record = record_of(StoredRelease(release, sequence, manifest_file(manifest)))
+        record = record_of(StoredRelease(release, sequence, manifest_file(manifest), rows))
         made = await staging.commit(ident, record)
     except BaseException:
         await staging.discard()

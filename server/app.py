@@ -63,6 +63,7 @@ from server.observability.worker_metrics import metrics_shared
 from server.resources.downloads import Downloads
 from server.resources.feeds import Feeds
 from server.resources.front_door import favicon, front_door, guide
+from server.resources.releases import Releases
 from server.services import SharedServices
 from server.settings import Settings
 from server.transport.shutdown import Drain
@@ -88,6 +89,7 @@ def create_app(
     tracing = (tracer_provider or otlp_tracer_provider()) if settings.tracing else None
     downloads = Downloads(Charges(settings, services.budgets), services.graphql)
     feeds = Feeds(downloads)
+    releases = Releases(downloads)
     request_log = RequestLog.configured(settings)
     observers: list[Observer] = [request_log.observe] if request_log is not None else []
     request_metrics = None
@@ -174,6 +176,7 @@ def create_app(
             Route("/benchmarks/{slug}.{format}", downloads.leaderboard),
             Route("/models/{slug}.csv", downloads.standings),
             Route("/export.ndjson", downloads.export),
+            Route("/releases/{release_id}/{name:path}", releases.file),
             Route(
                 "/graphiql/{name}",
                 GZipMiddleware(request_response(asset_endpoint(settings.graphiql_packages))),
