@@ -19,6 +19,7 @@ from schema.extensions.services import (
 )
 from schema.identity import Identity
 from schema.json import digest, encode_json
+from schema.releases import create_release
 from schema.stability import breaking_changes, document_problems, published_sdl
 from schema.webhook_destinations import Destinations, Refused, Target
 from schema.webhook_events import change_body, change_filter, event_id, new_delivery
@@ -40,6 +41,7 @@ __all__ = [
     "breaking_changes",
     "change_body",
     "change_filter",
+    "create_release",
     "digest",
     "document_problems",
     "encode_change_cursor",

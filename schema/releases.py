@@ -5,7 +5,8 @@ from typing import Any
 
 import strawberry
 
-from releases import LEADERBOARD, ReadLeaderboard
+from releases import LEADERBOARD, ReadLeaderboard, StoredRelease, make_release
+from schema.changes import encode_change_cursor
 from schema.context import new_context
 from schema.extensions.metering import LIST_SIZES
 from store import Store
@@ -30,3 +31,12 @@ def leaderboard_reader(store: Store, executor: strawberry.Schema) -> ReadLeaderb
         return found
 
     return read
+
+
+async def create_release(
+    store: Store, title: str, executor: strawberry.Schema
+) -> tuple[StoredRelease, bool]:
+    """The almanac released now under `title` (releases.make_release), its leaderboards as
+    `executor` answers them, its cursor as the change feed gives them out."""
+    reader = leaderboard_reader(store, executor)
+    return await make_release(store, title, reader, encode_change_cursor)
