@@ -16,6 +16,14 @@ from releases.reading import (
     stored_release,
     stored_releases,
 )
+from releases.rendering import (
+    Rendered,
+    Site,
+    is_rendered,
+    release_table,
+    rendered,
+    rendering_source,
+)
 
 __all__ = [
     "EEE_FILE",
@@ -27,15 +35,21 @@ __all__ = [
     "ReleaseCounts",
     "ReleaseFile",
     "ReleaseRefused",
+    "Rendered",
+    "Site",
     "StoredRelease",
     "Tombstone",
     "delete_release",
     "file_chunks",
     "file_of",
+    "is_rendered",
     "leaderboard_csv",
     "make_release",
     "release_id",
+    "release_table",
     "released_benchmark",
+    "rendered",
+    "rendering_source",
     "stored_release",
     "stored_releases",
 ]

@@ -109,6 +109,13 @@ def csv_cell(value: Any) -> Any:
     return value
 
 
+def csv_text(cell: str) -> str:
+    """A text cell as it was before `csv_cell` neutralised it for spreadsheets."""
+    if cell.startswith("'") and cell[1:].startswith(FORMULA_STARTS):
+        return cell[1:]
+    return cell
+
+
 def csv_bytes(columns: tuple[str, ...], lines: list[tuple[Any, ...]]) -> bytes:
     out = io.StringIO()
     # Lines end in CRLF (RFC 4180): the writer then quotes any cell holding a CR or an LF, which

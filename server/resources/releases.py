@@ -8,6 +8,7 @@ per client, `ExportSlots`), a leaderboard's CSV as `/benchmarks/{slug}.csv` of i
 manifest the minimum.
 """
 
+import hashlib
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -19,16 +20,20 @@ from api_errors import ApiError, ErrorCode
 from releases import (
     LEADERBOARD,
     ReleaseFile,
+    Site,
     StoredRelease,
     file_chunks,
     file_of,
+    is_rendered,
+    rendered,
+    rendering_source,
     stored_release,
 )
 from request_limits import Allowance, throttled_error
 from schema import Identity
 from server.charges import MINIMUM, client_of
 from server.exchange import begin_exchange
-from server.http_caching import matches
+from server.http_caching import cache_control, conditional, entity_tag, matches
 from server.resources.downloads import Downloads
 from server.resources.export_slots import ExportSlot
 
@@ -47,6 +52,8 @@ class Releases:
         """`/releases/{release_id}/{name}`: a file the release's manifest lists, or the
         manifest itself (`manifest.json`)."""
         release_id, name = request.path_params["release_id"], request.path_params["name"]
+        if is_rendered(name):
+            return await self.rendering(request, release_id, name)
         identity, slot = None, None
         try:
             identity = await self.charges.identify(request)
@@ -87,6 +94,40 @@ class Releases:
             "Content-Disposition": f'attachment; filename="{name.rsplit("/", 1)[-1]}"',
         }
         return _Streamed(slot, chunks, 200, headers, _with_charset(file.media_type))
+
+    async def rendering(self, request: Request, release_id: str, name: str) -> Response:
+        """What the release is rendered as (releases.rendered): its Croissant descriptor, its
+        citation, a leaderboard as a table. Priced as the file it is read from (a table: its
+        leaderboard's CSV; the rest: the manifest), with an ETag of its bytes; kept as any
+        download (`max-age` from the settings, then revalidated), not as immutable: a rendering
+        can improve."""
+        identity = None
+        settings = self.charges.settings
+        site = Site(
+            str(request.base_url).rstrip("/"), settings.site_name, settings.release_license_url
+        )
+        try:
+            identity = await self.charges.identify(request)
+            stored = await found_release(request, release_id)
+            try:
+                source = rendering_source(stored, name, site)
+            except LookupError as missing:
+                raise ApiError(str(missing), status=404) from None
+        except ApiError as refusal:
+            _note(request, "application/json", identity, MINIMUM, None)
+            return await self.charges.refused(request, identity, refusal)
+        cost = self.price(stored, source)
+        allowance = await self.charges.charge(request, identity, cost)
+        _note(request, "text/plain", identity, cost, allowance)
+        if not allowance.allowed:
+            return self.charges.refusal(throttled_error(cost, allowance), cost, allowance)
+        made = await rendered(request.app.state.store, stored, name, site)
+        headers = {
+            **self.charges.headers(allowance, cost),
+            "ETag": entity_tag(hashlib.sha256(made.content).hexdigest()),
+            "Cache-Control": cache_control(identity is None, settings.cache_max_age_seconds),
+        }
+        return conditional(request, Response(made.content, 200, headers, made.media_type))
 
     def price(self, stored: StoredRelease, file: ReleaseFile) -> int:
         """What the file costs: as the download it stands for."""
