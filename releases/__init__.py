@@ -5,7 +5,7 @@ release its id; kept by the store (store.release_storage), deleted only to a tom
 Other packages import from here, never from the modules inside (import-linter checks it)."""
 
 from releases.content import MANIFEST_FILE, StoredRelease, Tombstone, release_id
-from releases.leaderboards import LEADERBOARD, ReadLeaderboard, leaderboard_csv
+from releases.leaderboards import LEADERBOARD, ReadLeaderboards, leaderboard_csv
 from releases.making import EEE_FILE, NDJSON_FILE, ReleaseRefused, make_release
 from releases.manifest import Release, ReleaseCounts, ReleaseFile
 from releases.reading import (
@@ -30,7 +30,7 @@ __all__ = [
     "LEADERBOARD",
     "MANIFEST_FILE",
     "NDJSON_FILE",
-    "ReadLeaderboard",
+    "ReadLeaderboards",
     "Release",
     "ReleaseCounts",
     "ReleaseFile",

@@ -26,9 +26,9 @@ query Leaderboard(
   }
 }"""
 
-ReadLeaderboard = Callable[[str], Awaitable[dict[str, Any] | None]]
-"""The `benchmark` of `LEADERBOARD` for a slug, every row (None: no such benchmark): what the
-schema answers (the layer above runs it)."""
+ReadLeaderboards = Callable[[list[str]], Awaitable[dict[str, dict[str, Any]]]]
+"""The `benchmark` of `LEADERBOARD` for each of these slugs, every row, by slug (a benchmark
+gone is left out): what the schema answers (the layer above computes it)."""
 
 # Appended after the first columns: how sure the score is and who reported it.
 UNCERTAINTY_COLUMNS = (

@@ -25,7 +25,7 @@ from releases.content import (
     release_id,
     stored_of,
 )
-from releases.leaderboards import ReadLeaderboard, leaderboard_csv
+from releases.leaderboards import ReadLeaderboards, leaderboard_csv
 from releases.manifest import Release, ReleaseCounts, ReleaseFile
 from store import Store, announce_release, release_storage
 
@@ -34,6 +34,8 @@ EEE_FILE = "almanac.eee.jsonl"
 NDJSON = "application/x-ndjson"
 JSONL = "application/jsonl"
 CSV = "text/csv"
+LEADERBOARDS_AT_ONCE = 50
+"""Leaderboards read a round trip (memory holds them, some 100 rows each)."""
 CHUNK_BYTES = 256 * 1024
 """Lines are handed to the store this many bytes at a time (fewer round trips)."""
 
@@ -80,12 +82,13 @@ class Hashed:
 async def make_release(
     store: Store,
     title: str,
-    read_leaderboard: ReadLeaderboard,
+    read_leaderboards: ReadLeaderboards,
     cursor_of: Callable[[int], str],
     *,
     now: datetime | None = None,
 ) -> tuple[StoredRelease, bool]:
-    """The almanac as it is now, released under `title` (`cursor_of`: the API's cursor of a
+    """The almanac as it is now, released under `title` (`read_leaderboards`: each
+    leaderboard as the page's query answers it; `cursor_of`: the API's cursor of a
     change-log position), and whether it was made now: False if this very data was released
     already (that release, unchanged: its title and date stay). `ReleaseRefused` if the almanac
     holds no read, or its release was deleted."""
@@ -106,17 +109,19 @@ async def make_release(
         if not tally.newest:
             raise ReleaseRefused("The almanac holds no leaderboard read: nothing to release.")
         rows: dict[str, int] = {}
-        for slug in tally.benchmarks:
-            benchmark = await read_leaderboard(slug)
-            if benchmark is None:  # deleted since the NDJSON pass read it
-                continue
-            data, name = leaderboard_csv(benchmark), f"benchmarks/{slug}.csv"
-            rows[name] = len(benchmark["leaderboard"])
-            await staging.put(name, _once(data))
-            files.append(ReleaseFile(name, len(data), hashlib.sha256(data).hexdigest(), CSV))
+        for start in range(0, len(tally.benchmarks), LEADERBOARDS_AT_ONCE):
+            slugs = tally.benchmarks[start : start + LEADERBOARDS_AT_ONCE]
+            answers = await read_leaderboards(slugs)
+            for slug in slugs:
+                if (benchmark := answers.get(slug)) is None:  # deleted since the NDJSON pass
+                    continue
+                data, name = leaderboard_csv(benchmark), f"benchmarks/{slug}.csv"
+                rows[name] = len(benchmark["leaderboard"])
+                await staging.put_bytes(name, data)
+                files.append(ReleaseFile(name, len(data), hashlib.sha256(data).hexdigest(), CSV))
         counts = ReleaseCounts(len(tally.benchmarks), tally.models, sum(rows.values()))
         manifest = manifest_bytes(tally.newest, counts, tuple(files))
-        await staging.put(MANIFEST_FILE, _once(manifest))
+        await staging.put_bytes(MANIFEST_FILE, manifest)
         ident = release_id(tally.newest, manifest)
         made_at = now or datetime.now(UTC)
         release = Release(ident, title.strip(), made_at, cursor_of(sequence), counts, tuple(files))
@@ -163,7 +168,3 @@ async def _ndjson(store: Store, tally: Tally) -> AsyncIterator[bytes]:
             buffer, held = [], 0
     if buffer:
         yield b"".join(buffer)
-
-
-async def _once(data: bytes) -> AsyncIterator[bytes]:
-    yield data

@@ -50,6 +50,10 @@ class ReleaseStaging(Protocol):
         """Write the file `name` (a relative path: `a/b.csv`) from `chunks`, as they come."""
         ...
 
+    async def put_bytes(self, name: str, data: bytes) -> None:
+        """Write the file `name` holding `data` (a small file: one round trip)."""
+        ...
+
     async def commit(self, release_id: str, record: dict[str, Any]) -> bool:
         """Make the release `release_id` appear, whole, with `record`; False (and nothing
         kept) if a release of that id is already stored."""
@@ -140,6 +144,17 @@ class FileStaging:
             await asyncio.to_thread(_flushed, out)
         finally:
             await asyncio.to_thread(out.close)
+
+    async def put_bytes(self, name: str, data: bytes) -> None:
+        target = self.directory / _safe(name)
+
+        def write() -> None:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with target.open("wb") as out:
+                out.write(data)
+                _flushed(out)
+
+        await asyncio.to_thread(write)
 
     async def commit(self, release_id: str, record: dict[str, Any]) -> bool:
         target = self.root / _safe(release_id)
@@ -256,6 +271,11 @@ class GridFsStaging:
             await upload.abort()
             raise
         await upload.close()
+
+    async def put_bytes(self, name: str, data: bytes) -> None:
+        await self.bucket.upload_from_stream_with_id(
+            ObjectId(), f"{self.token}/{_safe(name)}", data, metadata={"staging": self.token}
+        )
 
     async def commit(self, release_id: str, record: dict[str, Any]) -> bool:
         try:

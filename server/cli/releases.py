@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import click
 
 from releases import ReleaseRefused, StoredRelease, delete_release, stored_releases
-from schema import create_release, schema
+from schema import create_release
 from server.cli.store_access import run_on_database
 from server.observability.logs import printable
 from store import Store
@@ -30,7 +30,7 @@ def release() -> None:
 @click.option("--title", required=True, help="What the release is called where it is cited.")
 def create(title: str) -> None:
     async def work(store: Store) -> tuple[StoredRelease, bool]:
-        return await create_release(store, title, schema)
+        return await create_release(store, title)
 
     try:
         stored, made = run_on_database(work)

@@ -5,7 +5,7 @@ import feedparser
 import httpx
 
 from releases import delete_release
-from schema import create_release, schema
+from schema import create_release
 from store import Store
 from tests.conftest import GraphQLClient
 
@@ -17,7 +17,7 @@ FEED = """query Feed($filter: ChangeFilter) {
 async def test_a_release_and_its_deletion_are_changes_of_their_own(
     graphql: GraphQLClient, store: Store
 ) -> None:
-    stored, _ = await create_release(store, "First", schema)
+    stored, _ = await create_release(store, "First")
     await delete_release(store, stored.release.id, "misread", "admin")
     nodes = (await graphql.data(FEED))["changes"]["nodes"]
     assert nodes[-2:] == [
@@ -31,7 +31,7 @@ async def test_a_release_and_its_deletion_are_changes_of_their_own(
 
 
 async def test_the_atom_feed_announces_a_release(client: httpx.AsyncClient, store: Store) -> None:
-    stored, _ = await create_release(store, "First", schema)
+    stored, _ = await create_release(store, "First")
     feed = feedparser.parse((await client.get("/changes.atom")).content)
     newest = feed.entries[0]
     assert newest.title == f"New release: {stored.release.id}"

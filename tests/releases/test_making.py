@@ -23,7 +23,7 @@ from releases import (
     stored_release,
     stored_releases,
 )
-from schema import encode_change_cursor, schema
+from schema import create_release, encode_change_cursor
 from schema.releases import leaderboard_reader
 from store import ChangeKind, Store, connect
 from tests.conftest import empty_store
@@ -34,7 +34,7 @@ CLOCK = datetime(2026, 12, 2, 9, 0, tzinfo=UTC)
 
 async def release(store: Store, title: str = "First") -> tuple[StoredRelease, bool]:
     return await make_release(
-        store, title, leaderboard_reader(store, schema), encode_change_cursor, now=CLOCK
+        store, title, leaderboard_reader(store), encode_change_cursor, now=CLOCK
     )
 
 
@@ -85,9 +85,7 @@ async def test_the_same_data_gives_the_same_id_in_two_data_directories(
     try:
         await seed(other)
         ours, _ = await release(store, "Ours")
-        theirs, _ = await make_release(
-            other, "Theirs", leaderboard_reader(other, schema), encode_change_cursor
-        )
+        theirs, _ = await create_release(other, "Theirs")
     finally:
         await other.close()
     assert theirs.release.id == ours.release.id

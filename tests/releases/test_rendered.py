@@ -13,7 +13,7 @@ import pytest
 from bibtexparser.entrypoint import parse_string
 
 from releases import StoredRelease, delete_release
-from schema import create_release, schema
+from schema import create_release
 from server.app import create_app
 from server.settings import Settings
 from store import Store
@@ -31,7 +31,7 @@ def settings() -> Settings:
 
 @pytest.fixture
 async def released(store: Store) -> StoredRelease:
-    stored, _ = await create_release(store, "Code Interpreter tracks & friends", schema)
+    stored, _ = await create_release(store, "Code Interpreter tracks & friends")
     return stored
 
 
