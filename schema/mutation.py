@@ -38,6 +38,7 @@ from schema.inputs import (
 )
 from schema.lab import Lab
 from schema.model import Model
+from schema.releases import ReleaseMutations
 from schema.webhooks import WebhookMutations
 
 T = TypeVar("T")
@@ -86,7 +87,7 @@ ExpectedRevision = Annotated[
     description="Changes to the almanac, each needing an admin API key; and your webhooks, "
     "which any API key may manage."
 )
-class Mutation(WebhookMutations):
+class Mutation(WebhookMutations, ReleaseMutations):
     @strawberry.mutation(directives=[WRITE], description="Add a benchmark. Its slug is permanent.")
     async def create_benchmark(
         self,
