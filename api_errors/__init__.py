@@ -49,6 +49,7 @@ class ErrorCode(StrEnum):
     FORBIDDEN = "FORBIDDEN"
     NOT_FOUND = "NOT_FOUND"
     CONFLICT = "CONFLICT"
+    GONE = "GONE"
     # A change feed's cursor older than the changes still kept.
     CURSOR_EXPIRED = "CURSOR_EXPIRED"
     # The HTTP request itself.
@@ -70,6 +71,7 @@ CODE_OF_STATUS = {
     404: ErrorCode.NOT_FOUND,
     405: ErrorCode.METHOD_NOT_ALLOWED,
     406: ErrorCode.NOT_ACCEPTABLE,
+    410: ErrorCode.GONE,
     408: ErrorCode.REQUEST_TIMEOUT,
     413: ErrorCode.PAYLOAD_TOO_LARGE,
     415: ErrorCode.UNSUPPORTED_MEDIA_TYPE,

@@ -17,8 +17,7 @@ from interchange.formats import detect, files_in, read_tool_file
 from interchange.matching import LEFT_OUT, Catalog, Matcher, read_mapping
 from interchange.results import ToolFile, ToolResult
 from interchange.units import Irreconcilable, factor
-from resolvers.history import entry_identity, read_changes
-from resolvers.tracking import index_by_key
+from resolvers import entry_identity, index_by_key, read_changes
 from store import EntryDoc, SourceKind, Store
 
 ALMANAC_FORMAT = "benchmark-almanac/1"  # editing.dataset's FORMAT: what import_dataset reads

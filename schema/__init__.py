@@ -19,6 +19,7 @@ from schema.extensions.services import (
     operation_key,
 )
 from schema.json import digest, encode_json
+from schema.releases import create_release
 from schema.stability import breaking_changes, document_problems, published_sdl
 from store import encode_change_cursor
 
@@ -35,6 +36,7 @@ __all__ = [
     "Services",
     "almanac_schema",
     "breaking_changes",
+    "create_release",
     "digest",
     "document_problems",
     "encode_change_cursor",

@@ -26,6 +26,7 @@ from resolvers import changes_by_read, entries_of
 from schema.caller import admin_of
 from schema.context import Context
 from schema.imports import ImportMutations
+from schema.releases import ReleaseMutations
 from schema.types import Benchmark, Category, Lab, LeaderboardRead, Model, benchmarks_from_docs
 from schema.vocabulary import (
     WRITE,
@@ -84,7 +85,7 @@ ExpectedRevision = Annotated[
     description="Changes to the almanac, each needing an admin API key; and your webhooks, "
     "which any API key may manage."
 )
-class Mutation(WebhookMutations, ImportMutations):
+class Mutation(WebhookMutations, ImportMutations, ReleaseMutations):
     @strawberry.mutation(directives=[WRITE], description="Add a benchmark. Its slug is permanent.")
     async def create_benchmark(
         self,

@@ -7,6 +7,7 @@ from api_errors import ApiError, shown
 from editing import MAX_CATEGORIES
 from resolvers import BenchmarkOrder, sort_models
 from schema.context import Context
+from schema.releases import ReleaseArgument, ReleaseQueries, released_page
 from schema.types import (
     LEADER_FIELDS,
     SIBLINGS_WITH_A_BENCHMARK,
@@ -78,14 +79,18 @@ class ModelCardCoverage:
         "Start from `benchmark(slug:)` for one page, `benchmarks` for the catalog, or `model`."
     )
 )
-class Query(WebhookQueries):
+class Query(WebhookQueries, ReleaseQueries):
     rate_limit: RateLimit | None = strawberry.field(
         resolver=rate_limit,
         description="What this request costs and what is left of your budget (GitHub's shape).",
     )
 
     @strawberry.field(description="A benchmark by its slug; null if there is none.")
-    async def benchmark(self, info: strawberry.Info[Context], slug: str) -> Benchmark | None:
+    async def benchmark(
+        self, info: strawberry.Info[Context], slug: str, release: ReleaseArgument = None
+    ) -> Benchmark | None:
+        if release is not None:
+            return await released_page(info.context, slug, release)
         return await benchmark_page(
             info.context, slug, siblings_shown(info, SIBLINGS_WITH_A_BENCHMARK)
         )

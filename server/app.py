@@ -26,6 +26,7 @@ from server.resources import (
     Downloads,
     Feeds,
     Readiness,
+    Releases,
     eee_export,
     favicon,
     front_page,
@@ -76,6 +77,7 @@ def routes(services: AppServices, view: AlmanacGraphQL, drain: Drain) -> list[Ba
         shared.store, Charges(settings, shared.budgets, shared.store), shared.graphql
     )
     feeds = Feeds(downloads)
+    releases = Releases(downloads)
     metrics = services.request_metrics
     return [
         Route("/graphql", view, methods=["GET", "POST"]),
@@ -90,6 +92,7 @@ def routes(services: AppServices, view: AlmanacGraphQL, drain: Drain) -> list[Ba
         Route("/models/{slug}.csv", downloads.standings),
         Route("/export.ndjson", downloads.export),
         Route("/export.eee.jsonl", eee_export(downloads)),
+        Route("/releases/{release_id}/{name:path}", releases.file),
         Route(
             "/graphiql/{name}",
             GZipMiddleware(request_response(asset_endpoint(settings.graphiql_packages))),

@@ -243,6 +243,15 @@ class Settings(BaseSettings):
     cache_max_age_seconds: int = Field(
         default=0, ge=0, description="max-age of cacheable GET answers (ETags revalidate them)."
     )
+    # Releases (releases/): what their Croissant descriptors and citations name.
+    site_name: str = Field(
+        default="Benchmark Almanac", description="The almanac's name, as releases are cited."
+    )
+    release_license_url: str | None = Field(
+        default=None,
+        description="The license the almanac's data is published under (a URL), named by each "
+        "release's Croissant descriptor (/releases/<id>/croissant.json); unset: none is served.",
+    )
     # Webhooks (server/webhooks.py): each process's delivery worker sends the changes.
     webhooks: bool = Field(
         default=True, description="Run the delivery worker in this process (false: never send)."

@@ -73,6 +73,13 @@ from store.queries import (
     order_key,
     summary_of,
 )
+from store.releases import (
+    RELEASES_READ,
+    ReleaseStaging,
+    ReleaseStorage,
+    announce_release,
+    release_storage,
+)
 from store.seed import load_bundled_dataset
 from store.subjects import EVERYTHING, purge_keys, surrogate_keys
 from store.views import Timer, Tracing, Watch, noting_reads, underlying, watched
@@ -99,6 +106,7 @@ __all__ = [
     "ORDER_FIELDS",
     "PROVENANCE_ID",
     "PUBLIC_KINDS",
+    "RELEASES_READ",
     "SEED_ID",
     "SITE_FIGURES_ID",
     "AlreadyExists",
@@ -133,6 +141,8 @@ __all__ = [
     "Order",
     "PlaceDoc",
     "ReadDoc",
+    "ReleaseStaging",
+    "ReleaseStorage",
     "Scoring",
     "SeedState",
     "SiteFiguresDoc",
@@ -151,6 +161,7 @@ __all__ = [
     "Write",
     "WriteFailed",
     "YearMonth",
+    "announce_release",
     "as_date",
     "connect",
     "encode_change_cursor",
@@ -162,6 +173,7 @@ __all__ = [
     "order_key",
     "prepare",
     "purge_keys",
+    "release_storage",
     "score_range",
     "summary_of",
     "surrogate_keys",

@@ -61,7 +61,13 @@ class ChangeKind(StrEnum):
     """Tracked models placed anew on leaderboards, after a model's names changed (derived)."""
     API_KEY_CHANGED = "api_key_changed"
     SITE_CHANGED = "site_changed"
+    RELEASE_PUBLISHED = "release_published"
+    """A release made: the almanac frozen into files that never change (releases/)."""
+    RELEASE_DELETED = "release_deleted"
 
+
+RELEASE_RECORD_PREFIX = "release:"
+"""The site record that announces a release (store.releases): its change is the release's."""
 
 INTERNAL_KINDS = frozenset({ChangeKind.API_KEY_CHANGED, ChangeKind.SITE_CHANGED})
 """Changes of the API's own records, not of the almanac's data."""
@@ -128,6 +134,10 @@ def document_change(
     )
     if collection == "api_keys":
         kind = ChangeKind.API_KEY_CHANGED
+    elif collection == "site" and (release := _release_of(after)) is not None:
+        # A release's record is written once, then once more only as its tombstone.
+        kind = ChangeKind.RELEASE_PUBLISHED if before is None else ChangeKind.RELEASE_DELETED
+        return ChangeDraft(kind, frozenset(subjects), "releases", release, by=by)
     elif collection == "site":
         kind = ChangeKind.SITE_CHANGED
     elif before is None:
@@ -147,6 +157,15 @@ def document_change(
         by=by or _text(after.get("updated_by")),
         category=_text(category.get("slug")) if isinstance(category, dict) else None,
     )
+
+
+def _release_of(after: dict[str, object]) -> str | None:
+    """The release a site record announces, by its id (the embedded store's `slug`, MongoDB's
+    `_id`)."""
+    ident = after.get("slug", after.get("_id"))
+    if isinstance(ident, str) and ident.startswith(RELEASE_RECORD_PREFIX):
+        return ident.removeprefix(RELEASE_RECORD_PREFIX)
+    return None
 
 
 def _read_recorded(doc: dict[str, object]) -> bool:

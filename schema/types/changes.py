@@ -80,6 +80,14 @@ class ChangeKind(Enum):
             "(derived from a MODEL_UPDATED or MODEL_CREATED before it; no `subject`)."
         ),
     )
+    RELEASE_PUBLISHED = strawberry.enum_value(
+        StoreChangeKind.RELEASE_PUBLISHED.value,
+        description="A release was made: `slug` is its id (`Query.release`).",
+    )
+    RELEASE_DELETED = strawberry.enum_value(
+        StoreChangeKind.RELEASE_DELETED.value,
+        description="A release was deleted: `slug` is its id; its files answer 410 Gone.",
+    )
 
 
 @strawberry.input(

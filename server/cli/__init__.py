@@ -5,7 +5,7 @@ import logging
 
 import click
 
-from server.cli import config, data, keys, schema, serve
+from server.cli import config, data, keys, releases, schema, serve
 
 __all__ = ["main"]
 
@@ -27,5 +27,6 @@ for command in (
     data.backup,
     schema.trusted_documents,
     schema.export_schema,
+    releases.release,
 ):
     main.add_command(command)

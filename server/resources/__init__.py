@@ -6,11 +6,13 @@ from server.resources.every_eval_ever import eee_export
 from server.resources.feeds import Feeds
 from server.resources.front_door import favicon, front_page, guide
 from server.resources.health import Readiness, healthz
+from server.resources.releases import Releases
 
 __all__ = [
     "Downloads",
     "Feeds",
     "Readiness",
+    "Releases",
     "eee_export",
     "favicon",
     "front_page",

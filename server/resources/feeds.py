@@ -139,6 +139,8 @@ def described(change: dict[str, Any], *, whole: bool = False) -> str:
         "LAB_CREATED": f"New lab: {name}",
         "CATEGORY_CREATED": f"New category: {name}",
         "PLACEMENTS_UPDATED": "Tracked models placed anew on the leaderboards naming them",
+        "RELEASE_PUBLISHED": f"New release: {name}",
+        "RELEASE_DELETED": f"Release deleted: {name}",
     }
     return what.get(kind, f"{name}: changed")
 
@@ -148,6 +150,8 @@ def _row(row: dict[str, Any]) -> str:
 
 
 def _link(change: dict[str, Any]) -> str | None:
+    if change["kind"] == "RELEASE_PUBLISHED":
+        return f"/releases/{change['slug']}/manifest.json"
     if change["subject"] is None or change["slug"] is None:
         return None
     if change["kind"].startswith("MODEL"):

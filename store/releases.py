@@ -1,0 +1,345 @@
+"""Releases' files and records, streamed in and out, memory bounded whatever their size.
+
+The embedded store keeps a release in its data directory, `releases/<id>/`: its files, and
+`release.json` (its record). A release is staged in a directory of its own, each file written,
+flushed and fsynced there, the record last; the directory is then renamed to its id, in one
+step: a release is there whole or not at all. MongoDB keeps the files in GridFS (bucket
+`releases`, named `<staging token>/<name>`) and the record in the `releases` collection, written
+after every file (its insertion is the release appearing; a unique id refuses a second).
+
+A deleted release keeps its record, with a tombstone (`deleted`: when and why); its files go.
+What a release holds is decided above (releases/): here, only bytes and records.
+"""
+
+import asyncio
+import contextlib
+import json
+import os
+import secrets
+import shutil
+from collections.abc import AsyncIterable, AsyncIterator
+from pathlib import Path, PurePosixPath
+from typing import Any, Protocol
+
+from bson import ObjectId
+from gridfs.errors import NoFile as GridFsNoFile
+from motor.motor_asyncio import AsyncIOMotorGridFSBucket
+from pymongo.errors import DuplicateKeyError
+
+from store.changes import RELEASE_RECORD_PREFIX
+from store.interface import Store
+from store.mongo import MongoStore
+from store.queries import Collection
+from store.sqlite import SqliteStore
+from store.subjects import SITE
+from store.views import underlying
+
+CHUNK_BYTES = 256 * 1024
+"""What a read of a release's file hands on at a time (and GridFS's chunk size)."""
+RELEASES_DIR = "releases"
+RECORD_FILE = "release.json"
+BUCKET = "releases"
+RECORDS = "releases"
+RELEASES_READ = SITE
+"""The subject a release's announcement changes (a site record): what a read of the releases
+depends on."""
+
+
+class ReleaseStaging(Protocol):
+    """A release being written: its files, then its record (`commit`), or nothing (`discard`)."""
+
+    async def put(self, name: str, chunks: AsyncIterable[bytes]) -> None:
+        """Write the file `name` (a relative path: `a/b.csv`) from `chunks`, as they come."""
+        ...
+
+    async def put_bytes(self, name: str, data: bytes) -> None:
+        """Write the file `name` holding `data` (a small file: one round trip)."""
+        ...
+
+    async def commit(self, release_id: str, record: dict[str, Any]) -> bool:
+        """Make the release `release_id` appear, whole, with `record`; False (and nothing
+        kept) if a release of that id is already stored."""
+        ...
+
+    async def discard(self) -> None: ...
+
+
+class ReleaseStorage(Protocol):
+    """The stored releases: their records, and their files as streams of bytes."""
+
+    def staging(self) -> ReleaseStaging: ...
+    async def record(self, release_id: str) -> dict[str, Any] | None: ...
+    async def records(self) -> list[dict[str, Any]]:
+        """Every release's record (the deleted ones' too), in no order."""
+        ...
+
+    async def chunks(self, release_id: str, name: str) -> AsyncIterator[bytes] | None:
+        """The file's bytes, `CHUNK_BYTES` at a time; None if the release holds no such file."""
+        ...
+
+    async def bury(self, release_id: str, record: dict[str, Any]) -> bool:
+        """Replace the release's record with `record` (its tombstone) and delete its files;
+        False if there is no such release."""
+        ...
+
+
+def release_storage(store: Store) -> ReleaseStorage:
+    """Where `store` keeps its releases (beneath any view of it)."""
+    found = underlying(store)
+    if isinstance(found, SqliteStore):
+        return FileReleases(found.path.parent / RELEASES_DIR)
+    if isinstance(found, MongoStore):
+        return GridFsReleases(found.db)
+    raise TypeError(f"no release storage for {type(found).__name__}")
+
+
+async def announce_release(store: Store, release_id: str, record: dict[str, Any]) -> bool:
+    """Log the release's appearing, or its deletion (a record with `deleted`), as a change of
+    its own kind (store.changes): a site record per release, written through the one write
+    path. False if it was already announced so."""
+    key = {"_id": RELEASE_RECORD_PREFIX + release_id}
+    said = {"release": release_id, "deleted": record.get("deleted") is not None}
+    return await store.replace(Collection.SITE, key, said) != "unchanged"
+
+
+def _safe(name: str) -> PurePosixPath:
+    path = PurePosixPath(name)
+    if path.is_absolute() or not path.parts or any(part in ("", ".", "..") for part in path.parts):
+        raise ValueError(f"not a release file's name: {name!r}")
+    return path
+
+
+# The embedded store: a directory a release.
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    partial = path.with_name(f".{path.name}.part")
+    with partial.open("wb") as out:
+        out.write(data)
+        out.flush()
+        os.fsync(out.fileno())
+    partial.replace(path)
+
+
+def _fsync_directory(path: Path) -> None:
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+class FileStaging:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.directory = root / f".staging-{secrets.token_hex(8)}"
+
+    async def put(self, name: str, chunks: AsyncIterable[bytes]) -> None:
+        target = self.directory / _safe(name)
+        await asyncio.to_thread(target.parent.mkdir, parents=True, exist_ok=True)
+        out = await asyncio.to_thread(target.open, "wb")
+        try:
+            async for chunk in chunks:
+                await asyncio.to_thread(out.write, chunk)
+            await asyncio.to_thread(_flushed, out)
+        finally:
+            await asyncio.to_thread(out.close)
+
+    async def put_bytes(self, name: str, data: bytes) -> None:
+        target = self.directory / _safe(name)
+
+        def write() -> None:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with target.open("wb") as out:
+                out.write(data)
+                _flushed(out)
+
+        await asyncio.to_thread(write)
+
+    async def commit(self, release_id: str, record: dict[str, Any]) -> bool:
+        target = self.root / _safe(release_id)
+
+        def move() -> bool:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            _write_atomically(self.directory / RECORD_FILE, _encoded(record))
+            _fsync_directory(self.directory)
+            if target.exists():
+                return False
+            self.directory.rename(target)  # the release appears whole, in one step
+            _fsync_directory(self.root)
+            return True
+
+        moved = await asyncio.to_thread(move)
+        if not moved:
+            await self.discard()
+        return moved
+
+    async def discard(self) -> None:
+        await asyncio.to_thread(shutil.rmtree, self.directory, True)
+
+
+def _flushed(out: Any) -> None:
+    out.flush()
+    os.fsync(out.fileno())
+
+
+class FileReleases:
+    """Releases in a directory of the embedded store's data directory."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def staging(self) -> FileStaging:
+        return FileStaging(self.root)
+
+    async def record(self, release_id: str) -> dict[str, Any] | None:
+        path = self.root / _safe(release_id) / RECORD_FILE
+
+        def read() -> dict[str, Any] | None:
+            try:
+                return json.loads(path.read_bytes())  # type: ignore[no-any-return]
+            except FileNotFoundError:
+                return None
+
+        return await asyncio.to_thread(read)
+
+    async def records(self) -> list[dict[str, Any]]:
+        def read() -> list[dict[str, Any]]:
+            if not self.root.is_dir():
+                return []
+            found = []
+            for directory in self.root.iterdir():
+                path = directory / RECORD_FILE
+                if not directory.name.startswith(".") and path.is_file():
+                    found.append(json.loads(path.read_bytes()))
+            return found
+
+        return await asyncio.to_thread(read)
+
+    async def chunks(self, release_id: str, name: str) -> AsyncIterator[bytes] | None:
+        path = self.root / _safe(release_id) / _safe(name)
+        try:
+            opened = await asyncio.to_thread(path.open, "rb")
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return None
+
+        async def read() -> AsyncIterator[bytes]:
+            try:
+                while chunk := await asyncio.to_thread(opened.read, CHUNK_BYTES):
+                    yield chunk
+            finally:
+                opened.close()
+
+        return read()
+
+    async def bury(self, release_id: str, record: dict[str, Any]) -> bool:
+        directory = self.root / _safe(release_id)
+
+        def write() -> bool:
+            if not (directory / RECORD_FILE).is_file():
+                return False
+            _write_atomically(directory / RECORD_FILE, _encoded(record))  # gone, first
+            for entry in directory.iterdir():
+                if entry.name != RECORD_FILE:
+                    shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
+            return True
+
+        return await asyncio.to_thread(write)
+
+
+def _encoded(record: dict[str, Any]) -> bytes:
+    return json.dumps(record, ensure_ascii=False, sort_keys=True).encode()
+
+
+# MongoDB: GridFS for the files, a collection for the records.
+
+
+class GridFsStaging:
+    def __init__(self, db: Any, bucket: AsyncIOMotorGridFSBucket) -> None:
+        self.db = db
+        self.bucket = bucket
+        self.token = secrets.token_hex(8)
+
+    async def put(self, name: str, chunks: AsyncIterable[bytes]) -> None:
+        upload = self.bucket.open_upload_stream_with_id(
+            ObjectId(), f"{self.token}/{_safe(name)}", metadata={"staging": self.token}
+        )
+        try:
+            async for chunk in chunks:
+                await upload.write(chunk)
+        except BaseException:
+            await upload.abort()
+            raise
+        await upload.close()
+
+    async def put_bytes(self, name: str, data: bytes) -> None:
+        await self.bucket.upload_from_stream_with_id(
+            ObjectId(), f"{self.token}/{_safe(name)}", data, metadata={"staging": self.token}
+        )
+
+    async def commit(self, release_id: str, record: dict[str, Any]) -> bool:
+        try:
+            await self.db[RECORDS].insert_one(
+                {"_id": release_id, "token": self.token, "record": record}
+            )
+        except DuplicateKeyError:
+            await self.discard()
+            return False
+        return True
+
+    async def discard(self) -> None:
+        await _delete_files(self.db, self.bucket, self.token)
+
+
+async def _delete_files(db: Any, bucket: AsyncIOMotorGridFSBucket, token: str) -> None:
+    # The files collection queried as such: mongomock's GridFS has no `find` of its own.
+    async for found in db[f"{BUCKET}.files"].find({"metadata.staging": token}, {"_id": 1}):
+        with contextlib.suppress(GridFsNoFile):
+            await bucket.delete(found["_id"])
+
+
+class GridFsReleases:
+    """Releases in MongoDB: files in GridFS, records in a collection."""
+
+    def __init__(self, db: Any) -> None:
+        self.db = db
+        self.bucket = AsyncIOMotorGridFSBucket(db, bucket_name=BUCKET, chunk_size_bytes=CHUNK_BYTES)
+
+    def staging(self) -> GridFsStaging:
+        return GridFsStaging(self.db, self.bucket)
+
+    async def record(self, release_id: str) -> dict[str, Any] | None:
+        found = await self.db[RECORDS].find_one({"_id": release_id})
+        return None if found is None else found["record"]
+
+    async def records(self) -> list[dict[str, Any]]:
+        return [doc["record"] async for doc in self.db[RECORDS].find({}, {"record": 1})]
+
+    async def chunks(self, release_id: str, name: str) -> AsyncIterator[bytes] | None:
+        found = await self.db[RECORDS].find_one({"_id": release_id}, {"token": 1})
+        if found is None:
+            return None
+        try:
+            download = await self.bucket.open_download_stream_by_name(
+                f"{found['token']}/{_safe(name)}"
+            )
+        except GridFsNoFile:
+            return None
+
+        async def read() -> AsyncIterator[bytes]:
+            try:
+                while chunk := await download.readchunk():
+                    yield chunk
+            finally:
+                download.close()
+
+        return read()
+
+    async def bury(self, release_id: str, record: dict[str, Any]) -> bool:
+        found = await self.db[RECORDS].find_one_and_update(
+            {"_id": release_id}, {"$set": {"record": record}}
+        )
+        if found is None:
+            return False
+        await _delete_files(self.db, self.bucket, found["token"])
+        return True
