@@ -36,6 +36,7 @@ from server.exchange import begin_exchange
 from server.http_caching import cache_control, conditional, entity_tag, matches
 from server.resources.downloads import Downloads
 from server.resources.export_slots import ExportSlot
+from store import Store
 
 IMMUTABLE = "public, max-age=31536000, immutable"
 """A year, the most RFC 9111 advises, and never revalidated: a release's file never changes."""
@@ -47,6 +48,7 @@ class Releases:
     def __init__(self, downloads: Downloads) -> None:
         self.downloads = downloads
         self.charges = downloads.charges
+        self.store = downloads.store
 
     async def file(self, request: Request) -> Response:
         """`/releases/{release_id}/{name}`: a file the release's manifest lists, or the
@@ -57,7 +59,7 @@ class Releases:
         identity, slot = None, None
         try:
             identity = await self.charges.identify(request)
-            stored = await found_release(request, release_id)
+            stored = await found_release(self.store, release_id)
             file = file_of(stored, name)
             if file is None:
                 raise ApiError(f"Release {release_id} holds no file {name!r}.", status=404)
@@ -83,7 +85,7 @@ class Releases:
                 slot.release()
             return self.charges.refusal(throttled_error(cost, allowance), cost, allowance)
         try:
-            chunks = await file_chunks(request.app.state.store, stored, name)
+            chunks = await file_chunks(self.store, stored, name)
         except BaseException:
             if slot is not None:
                 slot.release()
@@ -108,7 +110,7 @@ class Releases:
         )
         try:
             identity = await self.charges.identify(request)
-            stored = await found_release(request, release_id)
+            stored = await found_release(self.store, release_id)
             try:
                 source = rendering_source(stored, name, site)
             except LookupError as missing:
@@ -121,7 +123,7 @@ class Releases:
         _note(request, "text/plain", identity, cost, allowance)
         if not allowance.allowed:
             return self.charges.refusal(throttled_error(cost, allowance), cost, allowance)
-        made = await rendered(request.app.state.store, stored, name, site)
+        made = await rendered(self.store, stored, name, site)
         headers = {
             **self.charges.headers(allowance, cost),
             "ETag": entity_tag(hashlib.sha256(made.content).hexdigest()),
@@ -140,9 +142,9 @@ class Releases:
         return MINIMUM
 
 
-async def found_release(request: Request, release_id: str) -> StoredRelease:
+async def found_release(store: Store, release_id: str) -> StoredRelease:
     """The release named, if it is there: else 404, or 410 with its tombstone."""
-    stored = await stored_release(request.app.state.store, release_id)
+    stored = await stored_release(store, release_id)
     if stored is None:
         raise ApiError(f"There is no release {release_id!r}.", status=404)
     if (deleted := stored.deleted) is not None:
