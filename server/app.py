@@ -37,7 +37,6 @@ from server.services import AppServices, app_services
 from server.settings import Settings
 from server.transport import Drain
 from store import Store
-from webhooks import destinations_of
 
 
 class AlmanacApp(Starlette):
@@ -67,7 +66,6 @@ def create_app(
         ],
         lifespan=Lifespan(services, drain, view.subscriptions.close_all),
     )
-    services.shared.graphql.webhook_destinations = destinations_of(settings)  # createWebhook
     return app
 
 

@@ -34,6 +34,7 @@ from server.observability import (
 )
 from server.settings import Settings
 from store import Store, connect
+from webhooks import destinations_of
 
 # The site's own documents, whose operations the metrics name (in a checkout; see
 # server.observability.metrics).
@@ -82,6 +83,7 @@ def app_services(
         document_cache_bytes=settings.document_cache_bytes,
         cost_cache_bytes=settings.cost_cache_bytes,
         answer_cache_bytes=settings.response_cache_bytes,
+        webhook_destinations=destinations_of(settings),  # where createWebhook may send
     )
     budgets, documents, slots = shared_state(settings)
     persisted = PersistedQueries(documents, graphql, trusted_of(settings))

@@ -80,6 +80,7 @@ class Services:
         document_cache_bytes: int,
         cost_cache_bytes: int,
         answer_cache_bytes: int,
+        webhook_destinations: Destinations | None = None,
     ) -> "Services":
         answers: BoundedCache[OperationKey, CachedAnswer] | None = None
         if answer_cache_bytes:
@@ -89,6 +90,7 @@ class Services:
             documents=BoundedCache(document_cache_bytes, KnownDocument.size),
             costs=BoundedCache(cost_cache_bytes, sys.getsizeof),
             answers=answers,
+            webhook_destinations=webhook_destinations or Destinations(),
         )
 
 
