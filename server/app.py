@@ -12,7 +12,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import BaseRoute, Route, WebSocketRoute, request_response
+from starlette.routing import Route, WebSocketRoute, request_response
 from starlette.types import Receive, Scope, Send
 
 from api_errors import INTERNAL_ERROR_MESSAGE
@@ -55,12 +55,13 @@ def create_app(
     services = app_services(settings, store, tracer_provider)
     drain = Drain(settings.shutdown_drain_seconds)
     view = graphql_view(services)
+    served = routes(services, view, drain)
     app = AlmanacApp(
         services,
         exception_handlers={HTTPException: refusal, Exception: internal_error},
-        routes=routes(services, view, drain),
+        routes=served,
         middleware=[
-            *([request_tracing(services.tracing)] if services.tracing is not None else []),
+            *([request_tracing(services.tracing, served)] if services.tracing else []),
             Middleware(RequestIds, observers=services.observers),
             *cors(settings),
         ],
@@ -69,7 +70,9 @@ def create_app(
     return app
 
 
-def routes(services: AppServices, view: AlmanacGraphQL, drain: Drain) -> list[BaseRoute]:
+def routes(
+    services: AppServices, view: AlmanacGraphQL, drain: Drain
+) -> list[Route | WebSocketRoute]:
     settings, shared = services.settings, services.shared
     downloads = Downloads(
         shared.store, Charges(settings, shared.budgets, shared.store), shared.graphql

@@ -7,6 +7,7 @@ its trace ID."""
 
 import logging
 import os
+from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
@@ -18,7 +19,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from opentelemetry.util.http import ExcludeList
 from starlette.middleware import Middleware
-from starlette.routing import Match
+from starlette.routing import Match, Route, WebSocketRoute
 from starlette.types import Scope
 from strawberry.extensions import SchemaExtension
 from strawberry.extensions.tracing import OpenTelemetryExtension
@@ -49,22 +50,27 @@ def operation_tracing(provider: trace.TracerProvider) -> type[SchemaExtension]:
     return OperationTracing
 
 
-def request_tracing(provider: trace.TracerProvider) -> Middleware:
+def request_tracing(
+    provider: trace.TracerProvider, routes: Sequence[Route | WebSocketRoute]
+) -> Middleware:
     """A span around each HTTP request (OpenTelemetry's ASGI middleware, outside every other),
-    named by its route. Not for health checks and scrapes, nor the ASGI messages within."""
+    named by its route among the app's `routes`. Not for health checks and scrapes, nor the
+    ASGI messages within."""
     return Middleware(
         OpenTelemetryMiddleware,
         tracer=provider.get_tracer("almanac.http"),
         excluded_urls=ExcludeList(NOT_TRACED),
         exclude_spans=["receive", "send"],
-        default_span_details=span_details,
+        default_span_details=partial(span_details, routes),
     )
 
 
-def span_details(scope: Scope) -> tuple[str, dict[str, Any]]:
+def span_details(
+    routes: Sequence[Route | WebSocketRoute], scope: Scope
+) -> tuple[str, dict[str, Any]]:
     """`POST /benchmarks/{slug}.{format}`: the route, not the path (few names, not one a slug)."""
     method = scope.get("method", "HTTP")
-    for route in getattr(scope.get("app"), "routes", ()):
+    for route in routes:
         if route.matches(scope)[0] == Match.FULL:
             return f"{method} {route.path}", {"http.route": route.path}
     return method, {}
