@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from server.settings import Settings
-from tests.server.test_metrics import scrape
+from tests.server.observability.test_metrics import scrape
 
 ROOT = Path(__file__).parents[2]
 DEPLOY = ROOT / "deploy"

@@ -20,7 +20,7 @@ from server.settings import Settings
 from store import Store
 from tests.conftest import skip_unless_required
 from tests.docs.guides import ROOT, SHELL, Block, blocks
-from tests.http.test_contract import GENERAL
+from tests.http.reads.test_contract import GENERAL
 
 GUIDE = ROOT / "docs" / "partners.md"
 EXAMPLES = [

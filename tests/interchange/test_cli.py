@@ -9,7 +9,7 @@ from pathlib import Path
 
 from interchange import record_problem
 from tests.interchange.conftest import BENCHMARKS, LM_EVAL, MMLU_PRO, ROOT
-from tests.server.test_cli_import import almanac, refusal
+from tests.server.cli.test_cli_import import almanac, refusal
 
 MODEL = "RylanSchaeffer/mem_Qwen3-93M_minerva_math_rep_0_sbst_1.0000_epch_1_ot_1"
 

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from tests.conftest import GraphQLClient
-from tests.http.test_answer_reuse import warm
+from tests.http.reads.test_answer_reuse import warm
 
 CREATE_BENCHMARK = """mutation($slug: String!, $input: BenchmarkInput!) {
   createBenchmark(slug: $slug, input: $input) { slug } }"""

@@ -12,8 +12,8 @@ from server.app import AlmanacApp, create_app
 from server.settings import Settings
 from store import Collection, Store, Watch, noting_reads, underlying, watched
 from tests.conftest import ROUND_TRIPS, http_client
-from tests.server.test_metrics import scrape, value
-from tests.server.test_tracing import QUERY, provider_of
+from tests.server.observability.test_metrics import scrape, value
+from tests.server.observability.test_tracing import QUERY, provider_of
 
 PAGE = {"query": QUERY, "variables": {"slug": "code-interpreter-benchmark-general"}}
 TIMED_CALL = ("almanac_store_seconds_count", "benchmark_with_neighbourhood")

@@ -8,7 +8,7 @@ import pytest
 
 from store import Store
 from store.sqlite import SqliteStore
-from tests.http.test_contract import CONTRACT, GENERAL
+from tests.http.reads.test_contract import CONTRACT, GENERAL
 
 REQUESTS = {
     "page": {"query": CONTRACT.read_text(encoding="utf-8"), "variables": {"slug": GENERAL}},

@@ -12,8 +12,8 @@ from schema.types import changes
 from schema.types.benchmark import derived, loading
 from server.settings import Settings
 from tests.conftest import GraphQLClient
-from tests.http.test_contract import CONTRACT, GENERAL
-from tests.http.test_leaderboard_reads import SEEDED
+from tests.http.reads.test_contract import CONTRACT, GENERAL
+from tests.http.reads.test_leaderboard_reads import SEEDED
 
 UPDATE = """
 mutation($slug: String!, $input: ModelInput!) {
