@@ -17,6 +17,7 @@ COPY pyproject.toml README.md ./
 COPY schema schema
 COPY resolvers resolvers
 COPY editing editing
+COPY interchange interchange
 COPY request_limits request_limits
 COPY webhooks webhooks
 COPY api_errors api_errors

@@ -11,9 +11,10 @@ d9be34d60cb3820833034e33a437ba4b9e4d472f, tests/interchange/fixtures/README.md).
 import json
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jsonschema import Draft7Validator
+if TYPE_CHECKING:
+    from jsonschema import Draft7Validator
 
 CURRENT = "0.3.0"
 """The version the almanac writes."""
@@ -30,7 +31,11 @@ def schema_file(version: str) -> str:
 
 
 @cache
-def validator(version: str) -> Draft7Validator:
+def validator(version: str) -> "Draft7Validator":
+    """The schema's validator, made when a record is first checked (jsonschema is imported then:
+    every `almanac` command would otherwise pay for it at start)."""
+    from jsonschema import Draft7Validator
+
     text = resources.files(SCHEMA_PACKAGE).joinpath(SCHEMA_FILES[version]).read_text("utf-8")
     return Draft7Validator(json.loads(text))
 
