@@ -132,6 +132,6 @@ async def test_no_license_no_descriptor(store: Store, released: StoredRelease) -
     app = create_app(Settings(), store)
     async with http_client(app) as client:
         answer = await client.get(f"/releases/{released.release.id}/croissant.json")
-    await app.state.services.budgets.close()
+    await app.services.shared.budgets.close()
     assert answer.status_code == 404
     assert "ALMANAC_RELEASE_LICENSE_URL" in answer.json()["errors"][0]["message"]

@@ -44,7 +44,7 @@ def test_export_schema_writes_the_sdl(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     sdl = target.read_text(encoding="utf-8")
     assert sdl == published_sdl()
-    assert "benchmark(slug: String!): Benchmark" in sdl
+    assert "  benchmark(\n    slug: String!\n" in sdl
 
 
 def test_export_schema_refuses_a_breaking_change(tmp_path: Path) -> None:
