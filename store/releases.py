@@ -4,9 +4,10 @@ The embedded store keeps a release in its data directory, `releases/<id>/`: its 
 `release.json` (its record). A release is staged in a directory of its own, each file written
 there, the record last; everything is then flushed to disk at once (`os.sync`: one call, where
 fsyncing 10,000 leaderboards' files one by one took a minute), and the directory renamed to its
-id, in one step: a release is there whole, on disk, or not at all. MongoDB keeps the files in GridFS (bucket
-`releases`, named `<staging token>/<name>`) and the record in the `releases` collection, written
-after every file (its insertion is the release appearing; a unique id refuses a second).
+id, in one step: a release is there whole, on disk, or not at all. MongoDB keeps the files in
+GridFS (bucket `releases`, named `<staging token>/<name>`) and the record in the `releases`
+collection, written after every file (its insertion is the release appearing; a unique id
+refuses a second).
 
 A deleted release keeps its record, with a tombstone (`deleted`: when and why); its files go.
 What a release holds is decided above (releases/): here, only bytes and records.
