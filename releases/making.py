@@ -8,6 +8,7 @@ read was taken or recorded), not the clock's: the same data released on two days
 data directories, gets the same id.
 """
 
+import asyncio
 import hashlib
 import json
 from collections.abc import AsyncIterable, AsyncIterator, Callable
@@ -27,15 +28,15 @@ from releases.content import (
 )
 from releases.leaderboards import ReadLeaderboards, leaderboard_csv
 from releases.manifest import Release, ReleaseCounts, ReleaseFile
-from store import Store, announce_release, release_storage
+from store import ReleaseStaging, Store, announce_release, release_storage
 
 NDJSON_FILE = "almanac.ndjson"
 EEE_FILE = "almanac.eee.jsonl"
 NDJSON = "application/x-ndjson"
 JSONL = "application/jsonl"
 CSV = "text/csv"
-LEADERBOARDS_AT_ONCE = 50
-"""Leaderboards read a round trip (memory holds them, some 100 rows each)."""
+LEADERBOARDS_AT_ONCE = 10
+"""Leaderboards read a round trip (memory holds two such batches, each with its history)."""
 CHUNK_BYTES = 256 * 1024
 """Lines are handed to the store this many bytes at a time (fewer round trips)."""
 
@@ -108,17 +109,7 @@ async def make_release(
             files.append(hashed.file())
         if not tally.newest:
             raise ReleaseRefused("The almanac holds no leaderboard read: nothing to release.")
-        rows: dict[str, int] = {}
-        for start in range(0, len(tally.benchmarks), LEADERBOARDS_AT_ONCE):
-            slugs = tally.benchmarks[start : start + LEADERBOARDS_AT_ONCE]
-            answers = await read_leaderboards(slugs)
-            for slug in slugs:
-                if (benchmark := answers.get(slug)) is None:  # deleted since the NDJSON pass
-                    continue
-                data, name = leaderboard_csv(benchmark), f"benchmarks/{slug}.csv"
-                rows[name] = len(benchmark["leaderboard"])
-                await staging.put_bytes(name, data)
-                files.append(ReleaseFile(name, len(data), hashlib.sha256(data).hexdigest(), CSV))
+        rows = await _leaderboards(staging, tally.benchmarks, read_leaderboards, files)
         counts = ReleaseCounts(len(tally.benchmarks), tally.models, sum(rows.values()))
         manifest = manifest_bytes(tally.newest, counts, tuple(files))
         await staging.put_bytes(MANIFEST_FILE, manifest)
@@ -152,6 +143,40 @@ def every_eval_ever_chunks(store: Store) -> AsyncIterator[bytes] | None:
     interchange/ (issue 29's export, by another helper) lands on main and is wired here."""
     del store
     return None
+
+
+async def _leaderboards(
+    staging: ReleaseStaging,
+    slugs: list[str],
+    read_leaderboards: ReadLeaderboards,
+    files: list[ReleaseFile],
+) -> dict[str, int]:
+    """Each leaderboard's CSV staged and listed in `files`; the rows of each, by file name."""
+    rows: dict[str, int] = {}
+    batches = [
+        slugs[start : start + LEADERBOARDS_AT_ONCE]
+        for start in range(0, len(slugs), LEADERBOARDS_AT_ONCE)
+    ]
+    # The next batch is read while this one is written: the store's reads overlap the files'.
+    reading = asyncio.ensure_future(read_leaderboards(batches[0])) if batches else None
+    try:
+        for at, batch in enumerate(batches):
+            assert reading is not None
+            answers = await reading
+            reading = None
+            if at + 1 < len(batches):
+                reading = asyncio.ensure_future(read_leaderboards(batches[at + 1]))
+            for slug in batch:
+                if (benchmark := answers.get(slug)) is None:  # deleted since the NDJSON pass
+                    continue
+                data, name = leaderboard_csv(benchmark), f"benchmarks/{slug}.csv"
+                rows[name] = len(benchmark["leaderboard"])
+                await staging.put_bytes(name, data)
+                files.append(ReleaseFile(name, len(data), hashlib.sha256(data).hexdigest(), CSV))
+    finally:
+        if reading is not None:
+            reading.cancel()
+    return rows
 
 
 async def _ndjson(store: Store, tally: Tally) -> AsyncIterator[bytes]:

@@ -52,7 +52,7 @@ def leaderboard_reader(store: Store) -> ReadLeaderboards:
         docs = await store.benchmarks_by_slugs(slugs)
         return {
             benchmark.slug: _answer(benchmark)
-            for benchmark in await benchmarks_from_docs(context, docs, stored=True)
+            for benchmark in await benchmarks_from_docs(context, docs)
         }
 
     return read
