@@ -18,6 +18,7 @@ COPY schema schema
 COPY resolvers resolvers
 COPY editing editing
 COPY interchange interchange
+COPY releases releases
 COPY request_limits request_limits
 COPY webhooks webhooks
 COPY api_errors api_errors
