@@ -15,6 +15,7 @@ RUN python -m venv /venv
 WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY schema schema
+COPY releases releases
 COPY resolvers resolvers
 COPY editing editing
 COPY interchange interchange
