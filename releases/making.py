@@ -1,5 +1,5 @@
 """Making a release: the almanac frozen at the change-log cursor into files written as they are
-read (the NDJSON export, Every Eval Ever JSONL once interchange/ offers it, one CSV a
+read (the NDJSON export, Every Eval Ever JSONL (interchange/), one CSV a
 leaderboard), hashed as they stream, then named by its manifest's SHA-256.
 
 Memory holds a chunk of a file, one leaderboard, and a line of the manifest a file, whatever
@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from editing import exported_lines
+from interchange import eee_lines
 from releases.content import (
     MANIFEST_FILE,
     StoredRelease,
@@ -103,10 +104,9 @@ async def make_release(
         ndjson = Hashed(NDJSON_FILE, NDJSON)
         await staging.put(NDJSON_FILE, ndjson.through(_ndjson(store, tally)))
         files.append(ndjson.file())
-        if (eee := every_eval_ever_chunks(store)) is not None:
-            hashed = Hashed(EEE_FILE, JSONL)
-            await staging.put(EEE_FILE, hashed.through(eee))
-            files.append(hashed.file())
+        eee = Hashed(EEE_FILE, JSONL)
+        await staging.put(EEE_FILE, eee.through(every_eval_ever_chunks(store)))
+        files.append(eee.file())
         if not tally.newest:
             raise ReleaseRefused("The almanac holds no leaderboard read: nothing to release.")
         rows = await _leaderboards(staging, tally.benchmarks, read_leaderboards, files)
@@ -138,11 +138,20 @@ async def make_release(
     return stored_of(record), made
 
 
-def every_eval_ever_chunks(store: Store) -> AsyncIterator[bytes] | None:
-    """The almanac as Every Eval Ever JSONL (`almanac.eee.jsonl`), streamed: None until
-    interchange/ (issue 29's export, by another helper) lands on main and is wired here."""
-    del store
-    return None
+async def every_eval_ever_chunks(store: Store) -> AsyncIterator[bytes]:
+    """The almanac as Every Eval Ever JSONL (`almanac.eee.jsonl`: what `/export.eee.jsonl`
+    serves), streamed in chunks of some CHUNK_BYTES."""
+    chunk: list[bytes] = []
+    held = 0
+    async for line in eee_lines(store):
+        encoded = line.encode()
+        chunk.append(encoded)
+        held += len(encoded)
+        if held >= CHUNK_BYTES:
+            yield b"".join(chunk)
+            chunk, held = [], 0
+    if chunk:
+        yield b"".join(chunk)
 
 
 async def _leaderboards(

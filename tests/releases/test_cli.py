@@ -37,7 +37,7 @@ def test_a_release_is_made_listed_and_deleted(directory: Path) -> None:
     made = almanac(directory, "release", "create", "--title", "December 2026")
     assert made.returncode == 0, made.stderr
     release_id = made.stdout.strip()
-    assert "Released: 11 benchmarks, 8 models, 57 leaderboard rows in 13 files" in made.stderr
+    assert "Released: 11 benchmarks, 8 models, 57 leaderboard rows in 14 files" in made.stderr
     folder = directory / "releases" / release_id
     manifest = (folder / "manifest.json").read_bytes()
     assert release_id.endswith(hashlib.sha256(manifest).hexdigest()[:12])

@@ -35,7 +35,7 @@ async def test_every_file_is_served_as_its_manifest_says(
     assert manifest.status_code == 200
     listed = json.loads(manifest.content)
     assert released.release.id.endswith(hashlib.sha256(manifest.content).hexdigest()[:12])
-    assert len(listed["files"]) == len(released.release.files) == 12
+    assert len(listed["files"]) == len(released.release.files) == 13
     for file in listed["files"]:
         answer = await client.get(f"{base}/{file['name']}")
         assert answer.status_code == 200, file["name"]

@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from editing import Editor, ReadFields, seed, write_export
+from interchange import write_eee
 from releases import (
+    EEE_FILE,
     MANIFEST_FILE,
     NDJSON_FILE,
     ReleaseRefused,
@@ -67,6 +69,19 @@ async def test_the_ndjson_is_the_export_byte_for_byte(store: Store, tmp_path: Pa
     with exported.open("w", encoding="utf-8") as out:
         await write_export(store, out, ndjson=True)
     assert await read_file(store, stored, NDJSON_FILE) == exported.read_bytes()
+
+
+async def test_the_every_eval_ever_file_is_the_export_byte_for_byte(
+    store: Store, tmp_path: Path
+) -> None:
+    stored, _ = await release(store)
+    assert EEE_FILE in [file.name for file in stored.release.files]
+    exported = tmp_path / "almanac.eee.jsonl"
+    with exported.open("w", encoding="utf-8") as out:
+        written = await write_eee(store, out)
+    released = await read_file(store, stored, EEE_FILE)
+    assert released == exported.read_bytes()
+    assert len(released.splitlines()) == written > 0
 
 
 async def test_a_leaderboard_csv_is_the_download(store: Store) -> None:
