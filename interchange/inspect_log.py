@@ -5,9 +5,11 @@ Inspect is an optional extra (`pip install '.[inspect]'`): without it, a log is 
 line that says how to install it.
 """
 
+import zipfile
 from pathlib import Path
 from typing import Any
 
+from interchange.archive_limits import MAX_UNPACKED_BYTES, unpacks_within
 from interchange.results import FileRefused, Scale, ToolFile, ToolResult, file_bytes
 
 INSTALL = "reading Inspect logs needs Inspect: pip install '.[inspect]'"
@@ -31,6 +33,12 @@ def read_inspect(path: Path) -> ToolFile:
         from inspect_ai.log import read_eval_log
     except ImportError as error:
         raise FileRefused(path, None, INSTALL) from error
+    try:
+        small = not zipfile.is_zipfile(path) or unpacks_within(path)
+    except Exception as error:
+        raise FileRefused(path, None, f"not a readable archive: {_first_line(error)}") from error
+    if not small:
+        raise FileRefused(path, None, f"unpacks to more than {MAX_UNPACKED_BYTES} bytes")
     try:
         log = read_eval_log(str(path), header_only=True)
     except Exception as error:

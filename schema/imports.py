@@ -2,6 +2,7 @@
 sent by the GraphQL multipart request spec, imported as `almanac import` imports them: whole, or
 refused whole with one message naming the file and where in it."""
 
+import asyncio
 import re
 import tempfile
 from datetime import UTC, date, datetime
@@ -128,7 +129,9 @@ class ImportMutations:
             day = date.fromisoformat(read_on) if read_on is not None else None
             options = ImportOptions(format, benchmark, mapping, day, kind)
             try:
-                read = read_files(paths, format)
+                # In a thread: Inspect's reader runs an event loop of its own (it cannot nest in
+                # the server's uvloop), and a big file's parsing must not stall the server.
+                read = await asyncio.to_thread(read_files, paths, format)
                 report = await import_tool_files(
                     info.context.store, read, options, Stamp(by, datetime.now(UTC)), dry_run=dry_run
                 )

@@ -5,6 +5,7 @@ where the map says as an `UploadedFile`: a string naming the file and its SHA-25
 variables still encode as JSON (a kept answer's key), with the file's name and bytes beside."""
 
 import hashlib
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -29,16 +30,24 @@ class UploadedFile(str):
         return named
 
 
-async def multipart_fields(request: AsyncHTTPRequestAdapter) -> dict[str, Any]:
-    """The request's fields (query, variables, ...) with each file in place."""
+async def multipart_fields(
+    request: AsyncHTTPRequestAdapter, shallow: Callable[[Any, str], Any]
+) -> dict[str, Any]:
+    """The request's fields (query, variables, ...) with each file in place; `operations`
+    refused by `shallow` as a JSON body would be if it nests too deep (before it is copied)."""
     try:
         form = await request.get_form_data()
     except ValueError as error:  # Starlette's parser refuses a malformed body so
         raise ApiError(f"The multipart body cannot be read: {error}.", status=400) from error
-    operations = _json(form.form.get("operations"), "operations")
+    operations = shallow(_json(form.form.get("operations"), "operations"), "`operations`")
     files_map = _json(form.form.get("map"), "map")
     if not isinstance(operations, dict) or not isinstance(files_map, dict):
         raise ApiError("`operations` and `map` must be JSON objects.", status=400)
+    if not all(_paths(paths) for paths in files_map.values()):
+        raise ApiError(
+            "The `map` must give each file a list of paths (strings like `variables.file`).",
+            status=400,
+        )
     files = {}
     for field, upload in form.files.items():
         if isinstance(upload, UploadFile):
@@ -49,6 +58,10 @@ async def multipart_fields(request: AsyncHTTPRequestAdapter) -> dict[str, Any]:
         raise ApiError(
             f"The `map` names a file or variable not sent: {error}.", status=400
         ) from error
+
+
+def _paths(paths: Any) -> bool:
+    return isinstance(paths, list) and all(isinstance(path, str) for path in paths)
 
 
 def _json(value: Any, name: str) -> Any:

@@ -50,7 +50,7 @@ async def read_requests(
 
     content_type = (request.content_type or "").partition(";")[0].strip().lower()
     if content_type == MULTIPART:  # files sent by the GraphQL multipart request spec
-        return _graphql_request(await multipart_fields(request))
+        return _graphql_request(await multipart_fields(request, _shallow))
     if content_type not in JSON_BODY_TYPES:
         raise ApiError(
             "Send the GraphQL request as JSON with `Content-Type: application/json`"
@@ -157,6 +157,12 @@ def _json(data: bytes, what: str) -> Any:
         value = orjson.loads(data)
     except orjson.JSONDecodeError as error:
         raise ApiError(f"{what} is not valid JSON: {error}.", status=400) from error
+    return _shallow(value, what)
+
+
+def _shallow(value: T, what: str) -> T:
+    """`value`, if it nests no deeper than `MAX_JSON_DEPTH`: a multipart request's
+    `operations` too, which is the body a JSON request would send."""
     if _nests_deeper(value, MAX_JSON_DEPTH):
         raise ApiError(
             f"{what} nests arrays and objects more than {MAX_JSON_DEPTH} levels deep, the most "
