@@ -5,7 +5,14 @@ release its id; kept by the store (store.release_storage), deleted only to a tom
 Other packages import from here, never from the modules inside (import-linter checks it)."""
 
 from releases.content import MANIFEST_FILE, StoredRelease, Tombstone, release_id
-from releases.leaderboards import LEADERBOARD, ReadLeaderboards, leaderboard_csv
+from releases.leaderboards import (
+    INTERVAL_ENDS,
+    LEADERBOARD,
+    UNCERTAINTY_COLUMNS,
+    ReadLeaderboards,
+    csv_bytes,
+    leaderboard_csv,
+)
 from releases.making import EEE_FILE, NDJSON_FILE, ReleaseRefused, make_release
 from releases.manifest import Release, ReleaseCounts, ReleaseFile
 from releases.reading import (
@@ -27,9 +34,11 @@ from releases.rendering import (
 
 __all__ = [
     "EEE_FILE",
+    "INTERVAL_ENDS",
     "LEADERBOARD",
     "MANIFEST_FILE",
     "NDJSON_FILE",
+    "UNCERTAINTY_COLUMNS",
     "ReadLeaderboards",
     "Release",
     "ReleaseCounts",
@@ -39,6 +48,7 @@ __all__ = [
     "Site",
     "StoredRelease",
     "Tombstone",
+    "csv_bytes",
     "delete_release",
     "file_chunks",
     "file_of",

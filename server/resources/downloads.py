@@ -7,8 +7,6 @@ tracked flags. Each is charged what that document costs for the rows it returns,
 strong ETag (a digest of its bytes): a client that holds it gets a 304.
 """
 
-import csv
-import io
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
@@ -19,6 +17,7 @@ from starlette.types import Receive, Scope, Send
 
 from api_errors import ApiError, ErrorCode
 from editing import exported_lines
+from releases import INTERVAL_ENDS, LEADERBOARD, UNCERTAINTY_COLUMNS, csv_bytes, leaderboard_csv
 from request_limits import Allowance, throttled_error
 from schema import (
     LIST_SIZES,
@@ -46,24 +45,6 @@ from server.http_caching import (
 from server.resources.export_slots import ExportSlot, ExportSlots
 from store import SourceKind, Store
 
-LEADERBOARD = """
-query Leaderboard(
-  $slug: String!, $first: Int!, $reportedBy: [SourceKind!], $excludeSelfReported: Boolean
-) {
-  benchmark(slug: $slug) {
-    slug
-    name
-    scoresRefreshedOn
-    metric { name unit higherIsBetter }
-    leaderboard(
-      first: $first, reportedBy: $reportedBy, excludeSelfReported: $excludeSelfReported
-    ) {
-      rank modelName listedAs tracked score setting source publishedOn note
-      interval { low high level computed } standardError sampleSize
-      rankRange { best worst } reportedBy selfReported releasedAfterTestSet
-    }
-  }
-}"""
 STANDINGS = """
 query Standings($slug: String!, $first: Int!, $after: String) {
   model(slug: $slug) {
@@ -88,33 +69,6 @@ query Standings($slug: String!, $first: Int!, $after: String) {
 ALL_ROWS = LIST_SIZES.max_slice
 PAGE = LIST_SIZES.max_page
 
-# Appended after the first columns, in both files: how sure the score is and who reported it.
-UNCERTAINTY_COLUMNS = (
-    "interval_low",
-    "interval_high",
-    "interval_level",
-    "interval_computed",
-    "standard_error",
-    "sample_size",
-    "rank_best",
-    "rank_worst",
-    "source_kind",
-    "self_reported",
-    "released_after_test_set",
-)
-LEADERBOARD_COLUMNS = (
-    "rank",
-    "model",
-    "listed_as",
-    "tracked",
-    "score",
-    "setting",
-    "source",
-    "published_on",
-    "note",
-    "read_on",
-    *UNCERTAINTY_COLUMNS,
-)
 STANDINGS_COLUMNS = (
     "benchmark",
     "benchmark_name",
@@ -167,34 +121,7 @@ class Downloads:
             benchmark = _found(data["benchmark"], missing)
             if kind == "json":
                 return encode_json(benchmark)
-            read_on = benchmark["scoresRefreshedOn"]
-            lines = [
-                (
-                    row["rank"],
-                    row["modelName"],
-                    row["listedAs"],
-                    row["tracked"],
-                    row["score"],
-                    row["setting"],
-                    row["source"],
-                    row["publishedOn"],
-                    row["note"],
-                    read_on,
-                    *(
-                        (row["interval"] or {}).get(end)
-                        for end in ("low", "high", "level", "computed")
-                    ),
-                    row["standardError"],
-                    row["sampleSize"],
-                    row["rankRange"]["best"],
-                    row["rankRange"]["worst"],
-                    row["reportedBy"],
-                    row["selfReported"],
-                    row["releasedAfterTestSet"],
-                )
-                for row in benchmark["leaderboard"]
-            ]
-            return _csv(LEADERBOARD_COLUMNS, lines)
+            return leaderboard_csv(benchmark)
 
         if kind not in ("csv", "json"):
             unknown = ApiError(
@@ -238,10 +165,7 @@ class Downloads:
                         node["leads"],
                         node["leadsTrackedModels"],
                         node["benchmark"]["scoresRefreshedOn"],
-                        *(
-                            (node["row"]["interval"] or {}).get(end)
-                            for end in ("low", "high", "level", "computed")
-                        ),
+                        *((node["row"]["interval"] or {}).get(end) for end in INTERVAL_ENDS),
                         node["row"]["standardError"],
                         node["row"]["sampleSize"],
                         node["row"]["rankRange"]["best"],
@@ -255,7 +179,7 @@ class Downloads:
                     for node in page["nodes"]
                 ]
                 after = page["pageInfo"]["endCursor"]
-            return _csv(STANDINGS_COLUMNS, lines)
+            return csv_bytes(STANDINGS_COLUMNS, lines)
 
         return await self.answer(request, price, make, missing, f"{slug}.csv", CSV, FEED)
 
@@ -448,30 +372,3 @@ def _found(value: Any, message: str) -> Any:
     if value is None:
         raise ApiError(message, status=404)
     return value
-
-
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-"""What makes a spreadsheet run a cell as a formula (OWASP, "CSV Injection")."""
-
-
-def _cell(value: Any) -> Any:
-    """As CSV readers expect it: empty for none, `true`/`false` for booleans; and text that a
-    spreadsheet would run as a formula behind a `'`, as OWASP recommends (a number, a negative
-    score say, is a number: only text is neutralised). The JSON download keeps the value."""
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
-        return "'" + value
-    return value
-
-
-def _csv(columns: tuple[str, ...], lines: list[tuple[Any, ...]]) -> bytes:
-    out = io.StringIO()
-    # Lines end in CRLF (RFC 4180): the writer then quotes any cell holding a CR or an LF, which
-    # with a bare LF it leaves unquoted for a CR, and a reader splits the row there.
-    writer = csv.writer(out, lineterminator="\r\n")
-    writer.writerow(columns)
-    writer.writerows([_cell(value) for value in line] for line in lines)
-    return out.getvalue().encode()

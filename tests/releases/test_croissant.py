@@ -20,8 +20,8 @@ import pytest
 
 from releases.citation import bibtex
 from releases.croissant import DESCRIPTIONS, LEADERBOARD_COLUMNS, descriptor
+from releases.leaderboards import LEADERBOARD_COLUMNS as DOWNLOADED_COLUMNS
 from releases.manifest import Release, ReleaseCounts, ReleaseFile
-from server.resources.downloads import LEADERBOARD_COLUMNS as DOWNLOADED_COLUMNS
 
 BASE_URL = "https://almanac.example.org"
 LICENSE = "https://creativecommons.org/licenses/by/4.0/"

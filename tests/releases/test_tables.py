@@ -12,6 +12,7 @@ import pytest
 from markdown_it import MarkdownIt
 from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_latex_context_db
 
+from releases import LEADERBOARD
 from releases.manifest import Release, ReleaseCounts
 from releases.tables import (
     BenchmarkTable,
@@ -22,7 +23,6 @@ from releases.tables import (
     reported_by,
     table_of,
 )
-from server.resources.downloads import LEADERBOARD
 from tests.conftest import GraphQLClient
 
 RELEASE = Release(
