@@ -8,6 +8,8 @@ from editing.counts import counted
 from editing.dataset import (
     dataset_lines,
     export_dataset,
+    exported_benchmark,
+    exported_head,
     exported_lines,
     read_dataset,
     write_export,
@@ -51,6 +53,8 @@ __all__ = [
     "dataset_lines",
     "ensure_seeded",
     "export_dataset",
+    "exported_benchmark",
+    "exported_head",
     "exported_lines",
     "import_dataset",
     "item_count",

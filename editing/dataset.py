@@ -385,6 +385,17 @@ async def exported_lines(store: Store) -> AsyncIterator[Dataset]:
     a whole dataset), read from the store a batch at a time as they are taken: labs,
     categories, models by slug, then benchmarks, parents before tracks. Importing them into an
     empty store gives it back."""
+    async for line in exported_head(store):
+        yield line
+    async for batch in store.documents_in_batches(Collection.BENCHMARKS, EXPORT_BATCH):
+        for doc in batch:
+            yield exported_benchmark(doc)
+
+
+async def exported_head(store: Store) -> AsyncIterator[Dataset]:
+    """`exported_lines` up to the benchmarks: the format, provenance and site figures, then the
+    labs, categories and models (a release reads the benchmarks' documents itself, once for
+    all its files, and makes their lines with `exported_benchmark`)."""
     yield {
         "format": FORMAT,
         "provenance": await store.provenance(),
@@ -394,12 +405,16 @@ async def exported_lines(store: Store) -> AsyncIterator[Dataset]:
         Collection.LABS: dict,
         Collection.CATEGORIES: dict,
         Collection.MODELS: _exported_model,
-        Collection.BENCHMARKS: _exported_benchmark,
     }
     for collection, export in exported.items():
         async for batch in store.documents_in_batches(collection, EXPORT_BATCH):
             for doc in batch:
                 yield {collection.value: [export(doc)]}
+
+
+def exported_benchmark(doc: BenchmarkDoc) -> Dataset:
+    """A benchmark's line of `exported_lines`."""
+    return {Collection.BENCHMARKS.value: [_exported_benchmark(doc)]}
 
 
 async def write_export(store: Store, out: TextIO, *, ndjson: bool) -> int:

@@ -48,7 +48,15 @@ async def eee_records(store: Store) -> AsyncIterator[dict[str, Any]]:
 
 async def eee_lines(store: Store) -> AsyncIterator[str]:
     """The records as JSON Lines (`almanac.eee.jsonl`), each line ending in a newline."""
-    async for record in eee_records(store):
+    async for batch in store.documents_in_batches(Collection.BENCHMARKS, BATCH):
+        for doc in batch:
+            for line in eee_benchmark_lines(doc):
+                yield line
+
+
+def eee_benchmark_lines(doc: BenchmarkDoc) -> Iterator[str]:
+    """A benchmark's lines of `eee_lines` (a release makes them from the documents it reads)."""
+    for record in benchmark_records(doc):
         yield json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n"
 
 

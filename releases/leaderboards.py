@@ -7,6 +7,8 @@ import io
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from store import BenchmarkDoc
+
 LEADERBOARD = """
 query Leaderboard(
   $slug: String!, $first: Int!, $reportedBy: [SourceKind!], $excludeSelfReported: Boolean
@@ -26,9 +28,9 @@ query Leaderboard(
   }
 }"""
 
-ReadLeaderboards = Callable[[list[str]], Awaitable[dict[str, dict[str, Any]]]]
-"""The `benchmark` of `LEADERBOARD` for each of these slugs, every row, by slug (a benchmark
-gone is left out): what the schema answers (the layer above computes it)."""
+ReadLeaderboards = Callable[[list[BenchmarkDoc]], Awaitable[dict[str, dict[str, Any]]]]
+"""The `benchmark` of `LEADERBOARD` for each of these whole documents (a release's pass over the
+store read them), every row, by slug: what the schema answers (the layer above computes it)."""
 
 # Appended after the first columns: how sure the score is and who reported it.
 UNCERTAINTY_COLUMNS = (

@@ -1,23 +1,25 @@
 """Making a release: the almanac frozen at the change-log cursor into files written as they are
-read (the NDJSON export, Every Eval Ever JSONL (interchange/), one CSV a
-leaderboard), hashed as they stream, then named by its manifest's SHA-256.
+read (the NDJSON export, Every Eval Ever JSONL (interchange/), one CSV a leaderboard), hashed
+as they stream, then named by its manifest's SHA-256. The store is read once: each batch of
+benchmark documents makes its NDJSON lines, its records and its leaderboards (a pass a file
+read every document three times).
 
-Memory holds a chunk of a file, one leaderboard, and a line of the manifest a file, whatever
-the almanac's size. The id's date is the data's own (the newest date its reads carry: when a
-read was taken or recorded), not the clock's: the same data released on two days, or in two
-data directories, gets the same id.
+Memory holds two batches of documents, a few chunks of each file, and a line of the manifest a
+file, whatever the almanac's size. The id's date is the data's own (the newest date its reads
+carry: when a read was taken or recorded), not the clock's: the same data released on two
+days, or in two data directories, gets the same id.
 """
 
 import asyncio
 import hashlib
 import json
-from collections.abc import AsyncIterable, AsyncIterator, Callable
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from editing import exported_lines
-from interchange import eee_lines
+from editing import exported_benchmark, exported_head
+from interchange import eee_benchmark_lines
 from releases.content import (
     MANIFEST_FILE,
     StoredRelease,
@@ -29,15 +31,18 @@ from releases.content import (
 )
 from releases.leaderboards import ReadLeaderboards, leaderboard_csv
 from releases.manifest import Release, ReleaseCounts, ReleaseFile
-from store import ReleaseStaging, Store, announce_release, release_storage
+from store import BenchmarkDoc, Collection, ReleaseStaging, Store, announce_release, release_storage
 
 NDJSON_FILE = "almanac.ndjson"
 EEE_FILE = "almanac.eee.jsonl"
 NDJSON = "application/x-ndjson"
 JSONL = "application/jsonl"
 CSV = "text/csv"
-LEADERBOARDS_AT_ONCE = 10
-"""Leaderboards read a round trip (memory holds two such batches, each with its history)."""
+BATCH = 10
+"""Benchmarks read a round trip, each with its history (memory holds two such batches), and
+their leaderboards computed together."""
+QUEUED_CHUNKS = 2
+"""Chunks of a file made and not yet written (the pass over the store waits beyond)."""
 CHUNK_BYTES = 256 * 1024
 """Lines are handed to the store this many bytes at a time (fewer round trips)."""
 
@@ -100,16 +105,10 @@ async def make_release(
     _, sequence = await store.change_bounds()  # before any document is read: all in it is in
     staging = storage.staging()
     try:
-        tally, files = Tally(), []
-        ndjson = Hashed(NDJSON_FILE, NDJSON)
-        await staging.put(NDJSON_FILE, ndjson.through(_ndjson(store, tally)))
-        files.append(ndjson.file())
-        eee = Hashed(EEE_FILE, JSONL)
-        await staging.put(EEE_FILE, eee.through(every_eval_ever_chunks(store)))
-        files.append(eee.file())
+        tally = Tally()
+        files, rows = await _written(store, staging, tally, read_leaderboards)
         if not tally.newest:
             raise ReleaseRefused("The almanac holds no leaderboard read: nothing to release.")
-        rows = await _leaderboards(staging, tally.benchmarks, read_leaderboards, files)
         counts = ReleaseCounts(len(tally.benchmarks), tally.models, sum(rows.values()))
         manifest = manifest_bytes(tally.newest, counts, tuple(files))
         await staging.put_bytes(MANIFEST_FILE, manifest)
@@ -138,67 +137,106 @@ async def make_release(
     return stored_of(record), made
 
 
-async def every_eval_ever_chunks(store: Store) -> AsyncIterator[bytes]:
-    """The almanac as Every Eval Ever JSONL (`almanac.eee.jsonl`: what `/export.eee.jsonl`
-    serves), streamed in chunks of some CHUNK_BYTES."""
-    chunk: list[bytes] = []
-    held = 0
-    async for line in eee_lines(store):
+class Stream:
+    """A file's lines, made by the one pass over the store, handed to its writer in chunks of
+    some CHUNK_BYTES (a few queued: the pass waits for a slow writer)."""
+
+    def __init__(self, name: str, media_type: str) -> None:
+        self.hashed = Hashed(name, media_type)
+        self.queue: asyncio.Queue[bytes | None] = asyncio.Queue(QUEUED_CHUNKS)
+        self.held: list[bytes] = []
+        self.size = 0
+
+    async def add(self, line: str) -> None:
         encoded = line.encode()
-        chunk.append(encoded)
-        held += len(encoded)
-        if held >= CHUNK_BYTES:
-            yield b"".join(chunk)
-            chunk, held = [], 0
-    if chunk:
-        yield b"".join(chunk)
+        self.held.append(encoded)
+        self.size += len(encoded)
+        if self.size >= CHUNK_BYTES:
+            await self.queue.put(b"".join(self.held))
+            self.held, self.size = [], 0
+
+    async def close(self) -> None:
+        if self.held:
+            await self.queue.put(b"".join(self.held))
+        await self.queue.put(None)
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        while (chunk := await self.queue.get()) is not None:
+            yield chunk
+
+    async def written(self, staging: ReleaseStaging) -> None:
+        await staging.put(self.hashed.name, self.hashed.through(self.chunks()))
+
+
+async def _written(
+    store: Store, staging: ReleaseStaging, tally: Tally, read_leaderboards: ReadLeaderboards
+) -> tuple[list[ReleaseFile], dict[str, int]]:
+    """Every file staged from one pass over the store: the NDJSON export (byte for byte as
+    `almanac export FILE.ndjson` writes it) and the Every Eval Ever JSONL (as
+    `/export.eee.jsonl` serves it) streamed as the documents are read, each batch's
+    leaderboards computed from the same documents. The files in the manifest's order (the
+    NDJSON, the JSONL, the CSVs by benchmark), and the rows of each CSV, by file name."""
+    ndjson, eee = Stream(NDJSON_FILE, NDJSON), Stream(EEE_FILE, JSONL)
+    boards: list[ReleaseFile] = []
+    rows: dict[str, int] = {}
+
+    async def read() -> None:
+        async for line in exported_head(store):
+            tally.see(line)
+            await ndjson.add(json.dumps(line, ensure_ascii=False) + "\n")
+        # The next batch is read while this one is made into lines and leaderboards.
+        async for batch in _read_ahead(store.documents_in_batches(Collection.BENCHMARKS, BATCH)):
+            for doc in batch:
+                line = exported_benchmark(doc)
+                tally.see(line)
+                await ndjson.add(json.dumps(line, ensure_ascii=False) + "\n")
+                for record in eee_benchmark_lines(doc):
+                    await eee.add(record)
+            answers = await read_leaderboards(batch)
+            await _leaderboards(staging, answers, batch, boards, rows)
+        await ndjson.close()
+        await eee.close()
+
+    await _together(read(), ndjson.written(staging), eee.written(staging))
+    return [ndjson.hashed.file(), eee.hashed.file(), *boards], rows
 
 
 async def _leaderboards(
     staging: ReleaseStaging,
-    slugs: list[str],
-    read_leaderboards: ReadLeaderboards,
+    answers: dict[str, dict[str, Any]],
+    batch: list[BenchmarkDoc],
     files: list[ReleaseFile],
-) -> dict[str, int]:
-    """Each leaderboard's CSV staged and listed in `files`; the rows of each, by file name."""
-    rows: dict[str, int] = {}
-    batches = [
-        slugs[start : start + LEADERBOARDS_AT_ONCE]
-        for start in range(0, len(slugs), LEADERBOARDS_AT_ONCE)
-    ]
-    # The next batch is read while this one is written: the store's reads overlap the files'.
-    reading = asyncio.ensure_future(read_leaderboards(batches[0])) if batches else None
+    rows: dict[str, int],
+) -> None:
+    """The batch's leaderboards staged as CSVs, listed in `files`, their rows in `rows`."""
+    for doc in batch:
+        benchmark = answers[doc["slug"]]
+        data, name = leaderboard_csv(benchmark), f"benchmarks/{doc['slug']}.csv"
+        rows[name] = len(benchmark["leaderboard"])
+        await staging.put_bytes(name, data)
+        files.append(ReleaseFile(name, len(data), hashlib.sha256(data).hexdigest(), CSV))
+
+
+async def _read_ahead(batches: AsyncIterator[list[Any]]) -> AsyncIterator[list[Any]]:
+    """`batches`, the next one read while the one handed out is used (the store's round trip
+    overlaps the lines' making)."""
+    reading = asyncio.ensure_future(anext(batches, None))
     try:
-        for at, batch in enumerate(batches):
-            assert reading is not None
-            answers = await reading
-            reading = None
-            if at + 1 < len(batches):
-                reading = asyncio.ensure_future(read_leaderboards(batches[at + 1]))
-            for slug in batch:
-                if (benchmark := answers.get(slug)) is None:  # deleted since the NDJSON pass
-                    continue
-                data, name = leaderboard_csv(benchmark), f"benchmarks/{slug}.csv"
-                rows[name] = len(benchmark["leaderboard"])
-                await staging.put_bytes(name, data)
-                files.append(ReleaseFile(name, len(data), hashlib.sha256(data).hexdigest(), CSV))
+        while (batch := await reading) is not None:
+            reading = asyncio.ensure_future(anext(batches, None))
+            yield batch
     finally:
-        if reading is not None:
-            reading.cancel()
-    return rows
+        reading.cancel()
 
 
-async def _ndjson(store: Store, tally: Tally) -> AsyncIterator[bytes]:
-    """The NDJSON export, byte for byte as `almanac export FILE.ndjson` writes it, in chunks."""
-    buffer: list[bytes] = []
-    held = 0
-    async for line in exported_lines(store):
-        tally.see(line)
-        encoded = (json.dumps(line, ensure_ascii=False) + "\n").encode()
-        buffer.append(encoded)
-        held += len(encoded)
-        if held >= CHUNK_BYTES:
-            yield b"".join(buffer)
-            buffer, held = [], 0
-    if buffer:
-        yield b"".join(buffer)
+async def _together(*steps: Awaitable[None]) -> None:
+    """The steps run at once; on the first failure the others are cancelled and it is raised
+    as it is (not in an exception group)."""
+    tasks = [asyncio.ensure_future(step) for step in steps]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise

@@ -47,9 +47,8 @@ def leaderboard_reader(store: Store) -> ReadLeaderboards:
     a leaderboard of 100 rows is some 1,700 fields, 50 ms executed, 8 minutes for 10,000
     (the equality is tested against the download, which runs the query)."""
 
-    async def read(slugs: list[str]) -> dict[str, dict[str, Any]]:
+    async def read(docs: list[BenchmarkDoc]) -> dict[str, dict[str, Any]]:
         context = new_context(store)
-        docs = await store.benchmarks_by_slugs(slugs)
         return {
             benchmark.slug: _answer(benchmark)
             for benchmark in await benchmarks_from_docs(context, docs)
