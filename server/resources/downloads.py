@@ -217,13 +217,13 @@ class Downloads:
                 slot.release()
             return await self.charges.refused(request, identity, refusal)
         if revalidated:
-            _note(request, NDJSON, identity, MINIMUM, None)
+            note_download(request, NDJSON, identity, MINIMUM, None)
             return await self.charges.not_modified(request, identity, {"etag": etag or ""})
         assert slot is not None
         assert items is not None
         cost = self.charges.price_export(items)
         allowance = await self.charges.charge(request, identity, cost)
-        _note(request, NDJSON, identity, cost, allowance)
+        note_download(request, NDJSON, identity, cost, allowance)
         if not allowance.allowed:
             slot.release()
             return self.charges.refusal(throttled_error(cost, allowance), cost, allowance)
@@ -240,7 +240,7 @@ class Downloads:
             CHANGES_CURSOR: encode_change_cursor(logged),
             **({"ETag": etag} if etag is not None else {}),
         }
-        return _Streamed(slot, lines(store), 200, headers, NDJSON)
+        return SlotStreamed(slot, lines(store), 200, headers, NDJSON)
 
     async def answer(
         self,
@@ -272,15 +272,15 @@ class Downloads:
         }
         if kept is not None and cost is not None:
             if (etag := held_etag(request, kept.digest)) is not None:
-                _note(request, media_type, identity, MINIMUM, None)
+                note_download(request, media_type, identity, MINIMUM, None)
                 return await self.charges.not_modified(request, identity, {**headers, "etag": etag})
         else:
             kept = None
             if (cost := await price(store)) is None:
-                _note(request, media_type, identity, MINIMUM, None)
+                note_download(request, media_type, identity, MINIMUM, None)
                 return await self.charges.refused(request, identity, ApiError(missing, status=404))
         allowance = await self.charges.charge(request, identity, cost)
-        _note(request, media_type, identity, cost, allowance)
+        note_download(request, media_type, identity, cost, allowance)
         if not allowance.allowed:
             return self.charges.refusal(throttled_error(cost, allowance), cost, allowance)
         if kept is None:
@@ -320,11 +320,12 @@ def report_filter(params: Mapping[str, str]) -> dict[str, Any]:
     return only
 
 
-class _Streamed(StreamingResponse):
-    """A streamed export, which gives its slot back when it ends: sent, failed, or cut off
-    by a client gone (even one gone before the first line)."""
+class SlotStreamed(StreamingResponse):
+    """A streamed body (the export, a release's file), which gives its export slot (if it
+    took one) back when it ends: sent, failed, or cut off by a client gone (even one gone
+    before the first line)."""
 
-    def __init__(self, slot: ExportSlot, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, slot: ExportSlot | None, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.slot = slot
 
@@ -332,17 +333,19 @@ class _Streamed(StreamingResponse):
         try:
             await super().__call__(scope, receive, send)
         finally:
-            self.slot.release()
+            if self.slot is not None:
+                self.slot.release()
 
 
-def _note(
+def note_download(
     request: Request,
     media_type: str,
     identity: Identity | None,
     cost: int,
     allowance: Allowance | None,
 ) -> None:
-    """What the request log and the metrics say of a download: its key, its cost, a throttle."""
+    """What the request log and the metrics say of a download (or a release's file): its key,
+    its cost, a throttle."""
     exchange = begin_exchange(request.scope, media_type)
     exchange.identity, exchange.cost = identity, cost
     if allowance is not None and not allowance.allowed:

@@ -9,12 +9,9 @@ manifest the minimum.
 """
 
 import hashlib
-from collections.abc import AsyncIterator
-from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import Response, StreamingResponse
-from starlette.types import Receive, Scope, Send
+from starlette.responses import Response
 
 from api_errors import ApiError, ErrorCode
 from releases import (
@@ -29,13 +26,10 @@ from releases import (
     rendering_source,
     stored_release,
 )
-from request_limits import Allowance, throttled_error
-from schema import Identity
+from request_limits import throttled_error
 from server.charges import MINIMUM, client_of
-from server.exchange import begin_exchange
 from server.http_caching import cache_control, conditional, entity_tag, matches
-from server.resources.downloads import Downloads
-from server.resources.export_slots import ExportSlot
+from server.resources.downloads import Downloads, SlotStreamed, note_download
 from store import Store
 
 IMMUTABLE = "public, max-age=31536000, immutable"
@@ -64,12 +58,12 @@ class Releases:
             if file is None:
                 raise ApiError(f"Release {release_id} holds no file {name!r}.", status=404)
         except ApiError as refusal:
-            _note(request, "application/json", identity, MINIMUM, None)
+            note_download(request, "application/json", identity, MINIMUM, None)
             return await self.charges.refused(request, identity, refusal)
         etag = f'"{file.sha256}"'
         headers = {"ETag": etag, "Cache-Control": IMMUTABLE}
         if matches(request.headers.get("if-none-match"), etag):
-            _note(request, file.media_type, identity, MINIMUM, None)
+            note_download(request, file.media_type, identity, MINIMUM, None)
             return await self.charges.not_modified(request, identity, headers)
         whole = file.media_type in WHOLE_ALMANAC
         try:
@@ -79,7 +73,7 @@ class Releases:
             return await self.charges.refused(request, identity, refusal)
         cost = self.price(stored, file)
         allowance = await self.charges.charge(request, identity, cost)
-        _note(request, file.media_type, identity, cost, allowance)
+        note_download(request, file.media_type, identity, cost, allowance)
         if not allowance.allowed:
             if slot is not None:
                 slot.release()
@@ -95,7 +89,7 @@ class Releases:
             "Content-Length": str(file.size),
             "Content-Disposition": f'attachment; filename="{name.rsplit("/", 1)[-1]}"',
         }
-        return _Streamed(slot, chunks, 200, headers, _with_charset(file.media_type))
+        return SlotStreamed(slot, chunks, 200, headers, _with_charset(file.media_type))
 
     async def rendering(self, request: Request, release_id: str, name: str) -> Response:
         """What the release is rendered as (releases.rendered): its Croissant descriptor, its
@@ -116,11 +110,11 @@ class Releases:
             except LookupError as missing:
                 raise ApiError(str(missing), status=404) from None
         except ApiError as refusal:
-            _note(request, "application/json", identity, MINIMUM, None)
+            note_download(request, "application/json", identity, MINIMUM, None)
             return await self.charges.refused(request, identity, refusal)
         cost = self.price(stored, source)
         allowance = await self.charges.charge(request, identity, cost)
-        _note(request, "text/plain", identity, cost, allowance)
+        note_download(request, "text/plain", identity, cost, allowance)
         if not allowance.allowed:
             return self.charges.refusal(throttled_error(cost, allowance), cost, allowance)
         made = await rendered(self.store, stored, name, site)
@@ -159,36 +153,3 @@ async def found_release(store: Store, release_id: str) -> StoredRelease:
 
 def _with_charset(media_type: str) -> str:
     return f"{media_type}; charset=utf-8" if media_type.startswith("text/") else media_type
-
-
-class _Streamed(StreamingResponse):
-    """A file streamed, giving its export slot (if it took one) back when it ends: sent,
-    failed, or cut off by a client gone."""
-
-    def __init__(
-        self, slot: ExportSlot | None, chunks: AsyncIterator[bytes], *args: Any, **kwargs: Any
-    ) -> None:
-        super().__init__(chunks, *args, **kwargs)
-        self.slot = slot
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        try:
-            await super().__call__(scope, receive, send)
-        finally:
-            if self.slot is not None:
-                self.slot.release()
-
-
-def _note(
-    request: Request,
-    media_type: str,
-    identity: Identity | None,
-    cost: int,
-    allowance: Allowance | None,
-) -> None:
-    """What the request log and the metrics say of a release's file: its key, its cost, a
-    throttle."""
-    exchange = begin_exchange(request.scope, media_type)
-    exchange.identity, exchange.cost = identity, cost
-    if allowance is not None and not allowance.allowed:
-        exchange.code = ErrorCode.THROTTLED.value
