@@ -6,6 +6,7 @@ Other packages import from here, never from the modules inside (import-linter ch
 from editing.changes import Stamp
 from editing.counts import counted
 from editing.dataset import (
+    FORMAT,
     dataset_lines,
     export_dataset,
     exported_benchmark,
@@ -33,6 +34,7 @@ from editing.inputs import (
 from editing.workspace import DryRunWorkspace, place_missing_leaders
 
 __all__ = [
+    "FORMAT",
     "MAX_CATEGORIES",
     "MAX_MODEL_CARD_REPORTS",
     "MAX_TRACKS",

@@ -12,7 +12,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from editing import ImportSummary, Stamp, counted, import_dataset
+from editing import FORMAT, ImportSummary, Stamp, counted, import_dataset
 from interchange.formats import detect, files_in, read_tool_file
 from interchange.matching import LEFT_OUT, Catalog, Matcher, read_mapping
 from interchange.results import ToolFile, ToolResult
@@ -20,7 +20,6 @@ from interchange.units import Irreconcilable, factor
 from resolvers import entry_identity, index_by_key, read_changes
 from store import EntryDoc, SourceKind, Store
 
-ALMANAC_FORMAT = "benchmark-almanac/1"  # editing.dataset's FORMAT: what import_dataset reads
 ENTRY_FIELDS = (
     "model_name",
     "setting",
@@ -127,7 +126,7 @@ async def import_tool_files(
         ]
         benchmarks.append({"slug": slug, "reads": [{"read_on": read_on, "entries": after}]})
     dataset = {
-        "format": ALMANAC_FORMAT,
+        "format": FORMAT,  # what import_dataset reads
         "provenance": [
             _provenance(number, file, placed, read_on) for number, file in enumerate(files)
         ],
