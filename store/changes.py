@@ -213,6 +213,9 @@ class DataVersion:
         """When it last moved for a change of the data (Unix time), not for a stream reopened."""
         self.resets = 0
         """How often this process could not tell what changed, and so retired everything."""
+        self.applied_through = 0
+        """Every change numbered up to it has been applied here (the follower keeps it): what an
+        answer computed now reflects, and what a reader asking for a minimum change waits for."""
         self._moved = asyncio.Event()  # set, and replaced, by each `bump`
 
     @property
@@ -243,6 +246,13 @@ class DataVersion:
                 await self._moved.wait()
                 return True
         return False
+
+    async def reached(self, sequence: int) -> None:
+        """Return once every change up to `sequence` has been applied here (`applied_through`):
+        this process's own as it makes them, every other one as its follower reads it. Unbounded:
+        the caller bounds the wait (a request, by its timeout)."""
+        while self.applied_through < sequence:
+            await self.newer_than(self._count)
 
     @property
     def count(self) -> int:
@@ -287,12 +297,14 @@ class LogFollower:
         """Follow from `newest`: everything up to it was stored before this process kept
         anything."""
         self.followed, self.started = max(self.followed, newest), True
+        self._advance()
 
     def local(self, changes: Iterable[Change]) -> None:
         for change in changes:
             if change.sequence > self.followed and change.sequence not in self._applied:
                 self._applied.add(change.sequence)
                 self.version.bump(change.subjects)
+        self._advance()
 
     async def catch_up(self, read: Callable[[int, int], Awaitable[list[Change]]]) -> None:
         """Apply every change `read` (a store's `changes_after`) finds after `followed`, a
@@ -346,6 +358,15 @@ class LogFollower:
             else:
                 self.version.bump(change.subjects)
             self.followed = change.sequence
+        self._advance()
+
+    def _advance(self) -> None:
+        """Move the version's `applied_through` past `followed` and the changes made here just
+        after it, as far as they run without a gap."""
+        through = max(self.version.applied_through, self.followed)
+        while through + 1 in self._applied:
+            through += 1
+        self.version.applied_through = through
 
 
 class PruneClock:

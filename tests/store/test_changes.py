@@ -278,3 +278,29 @@ async def test_a_waiter_on_the_data_version_wakes_when_it_moves() -> None:
     assert await asyncio.wait_for(waiter, 60)
     assert await asyncio.wait_for(version.newer_than(seen, within=600), 60)  # at once: moved
     assert not await version.newer_than(version.count, within=0)  # the backstop: not moved
+
+
+def test_what_is_applied_through_runs_to_the_first_change_not_applied_here() -> None:
+    version = DataVersion(known=True)
+    follower = LogFollower(version)
+    follower.start(5)
+    assert version.applied_through == 5  # stored before this process kept anything
+    follower.local([change(7, "benchmark:b")])  # made here; 6 is another process's, unread
+    assert version.applied_through == 5
+    follower.apply([change(6, "benchmark:a")])
+    assert version.applied_through == 7  # 6 read from the log, 7 made here
+    follower.apply([change(7, "benchmark:b"), change(8, "benchmark:c")])
+    assert (version.applied_through, version.current) == (8, 3)
+
+
+async def test_a_reader_waits_until_the_change_it_names_is_applied_here() -> None:
+    version = DataVersion(known=True)
+    follower = LogFollower(version)
+    follower.start(1)
+    waiter = asyncio.create_task(version.reached(3))
+    follower.apply([change(2, "benchmark:a")])
+    await asyncio.sleep(0)
+    assert not waiter.done()  # 3 is not applied yet
+    follower.local([change(3, "benchmark:b")])
+    await asyncio.wait_for(waiter, 60)
+    await asyncio.wait_for(version.reached(2), 60)  # at once: applied already
