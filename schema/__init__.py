@@ -6,11 +6,12 @@ Other packages import from here, never from the modules inside (import-linter ch
 from schema.almanac import AlmanacSchema, almanac_schema, schema
 from schema.caller import Identity
 from schema.context import Context, new_context
-from schema.extensions.answer_reuse import kept_answer
+from schema.extensions.answer_reuse import answer_within, kept_answer
 from schema.extensions.document_checks import known_document, parsed_or_refused
 from schema.extensions.metering import LIST_SIZES, published_types
 from schema.extensions.services import (
     Admitted,
+    Answered,
     CachedAnswer,
     Meter,
     MeterMode,
@@ -27,6 +28,7 @@ __all__ = [
     "LIST_SIZES",
     "Admitted",
     "AlmanacSchema",
+    "Answered",
     "CachedAnswer",
     "Context",
     "Identity",
@@ -35,6 +37,7 @@ __all__ = [
     "OperationKey",
     "Services",
     "almanac_schema",
+    "answer_within",
     "breaking_changes",
     "create_release",
     "digest",

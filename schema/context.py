@@ -86,6 +86,7 @@ class Context(OperationState):
     request: Request | WebSocket | None = None  # None when the schema is run directly
     # A WebSocket's `connection_init` payload, where its key may come (server.graphql.view).
     connection_params: dict[str, object] | None = None
+    min_change: int | None = None
 
     @property
     def connection(self) -> Request | WebSocket:

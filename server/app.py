@@ -65,7 +65,7 @@ def create_app(
             Middleware(RequestIds, observers=services.observers),
             *cors(settings),
         ],
-        lifespan=Lifespan(services, drain, view.subscriptions.close_all),
+        lifespan=Lifespan(services, drain, view.subscriptions.close_all, view.refresher.run),
     )
     return app
 

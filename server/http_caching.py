@@ -4,10 +4,13 @@ The ETag is the SHA-256 of the answer's `data`, so it changes exactly when the a
 after any write that changes what the query returns. A gzipped body is a different
 representation, so its ETag carries a `-gzip` suffix (a strong ETag names exact bytes).
 Surrogate keys name what an answer depends on, so a cache in front can purge exactly what a
-change touched.
+change touched. The API serves an answer a change retired for at most
+`ALMANAC_MAX_STALENESS_SECONDS` while it computes the new one (server.graphql.operations), with
+its `Age`; a cache in front may do the same (`stale-while-revalidate`).
 """
 
 import gzip
+import math
 from collections.abc import Mapping
 from functools import lru_cache
 from types import MappingProxyType
@@ -66,10 +69,21 @@ def held_etag(request: Request, content_digest: str) -> str | None:
     return None
 
 
-def cache_control(public: bool, max_age: int) -> str:
+def cache_control(public: bool, max_age: int, stale_seconds: float = 0) -> str:
     """Answers caches may share (anonymous, of nobody's own: server.graphql.response) are
-    public; keyed answers and a caller's own are kept by the client's cache only."""
-    return f"{'public' if public else 'private'}, max-age={max_age}, must-revalidate"
+    public; keyed answers and a caller's own are kept by the client's cache only. Past its
+    max-age a cache may serve an answer for the whole seconds of the staleness bound while it
+    revalidates (`must-revalidate` would forbid that: it stays only without a bound)."""
+    scope = "public" if public else "private"
+    if (seconds := math.floor(stale_seconds)) > 0:
+        return f"{scope}, max-age={max_age}, stale-while-revalidate={seconds}"
+    return f"{scope}, max-age={max_age}, must-revalidate"
+
+
+def age(stale_seconds: float) -> str:
+    """The `Age` of a stale answer: the whole seconds (at least 1: it is not fresh) past the
+    first change it misses."""
+    return str(max(1, math.ceil(stale_seconds)))
 
 
 def conditional(request: Request, response: Response) -> Response:

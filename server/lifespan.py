@@ -1,12 +1,13 @@
 """The app's life: at start-up the store is made ready (a store it opened: its indexes, its
 seed, its admin key), the background tasks start (following the change log, placing leaders,
-the webhook worker, the metrics' and the request log's periodic writes) and the drain is put in
-front of SIGTERM; at shutdown each stops, in order, and what the app opened is closed."""
+the webhook worker, refreshing kept answers ahead of their readers, the metrics' and the request
+log's periodic writes) and the drain is put in front of SIGTERM; at shutdown each stops, in
+order, and what the app opened is closed."""
 
 import asyncio
 import gc
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
 
 from prometheus_client import start_http_server
@@ -28,14 +29,20 @@ DRAIN_WATCH_SECONDS = 0.25
 class Lifespan:
     """Starlette's `lifespan`: what runs beside the app's requests, from start-up to shutdown.
     `close_subscriptions` ends the open subscriptions (completed: their clients reconnect),
-    when the drain begins and at shutdown."""
+    when the drain begins and at shutdown; `refresh` refreshes kept answers ahead of their
+    readers until it is cancelled (server.graphql.refresh), at shutdown first."""
 
     def __init__(
-        self, services: AppServices, drain: Drain, close_subscriptions: Callable[[], None]
+        self,
+        services: AppServices,
+        drain: Drain,
+        close_subscriptions: Callable[[], None],
+        refresh: Callable[[], Coroutine[None, None, None]] | None = None,
     ) -> None:
         self.services = services
         self.drain = drain
         self.close_subscriptions = close_subscriptions
+        self.refresh = refresh
 
     @asynccontextmanager
     async def __call__(self, app: object) -> AsyncIterator[None]:
@@ -51,6 +58,7 @@ class Lifespan:
             asyncio.create_task(store.follow_changes()),
             asyncio.create_task(leaders_placed(store)),
         ]
+        refreshing = asyncio.create_task(self.refresh()) if self.refresh is not None else None
         writers = [asyncio.create_task(every(seconds, work)) for seconds, work in self.periodic()]
         worker = DeliveryWorker(store, DeliveryPolicy.of(settings)) if settings.webhooks else None
         delivering = asyncio.create_task(worker.run()) if worker is not None else None
@@ -62,6 +70,9 @@ class Lifespan:
         yield
         remove_drain()
         closing.cancel()
+        if refreshing is not None:  # refreshes in flight end (nothing kept), none starts again
+            refreshing.cancel()
+            await asyncio.gather(refreshing, return_exceptions=True)
         self.close_subscriptions()
         if worker is not None and delivering is not None:
             # The delivery in flight ends (within its timeout), then the leases are given back.

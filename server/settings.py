@@ -243,6 +243,13 @@ class Settings(BaseSettings):
     cache_max_age_seconds: int = Field(
         default=0, ge=0, description="max-age of cacheable GET answers (ETags revalidate them)."
     )
+    max_staleness_seconds: float = Field(
+        default=1.0,
+        ge=0,
+        le=3600,
+        description="How long after a change a reader may still get an answer it retired (marked "
+        "stale: `Age`, `extensions.freshness`) while the new one is computed; `0`: never.",
+    )
     # Releases (releases/): what their Croissant descriptors and citations name.
     site_name: str = Field(
         default="Benchmark Almanac", description="The almanac's name, as releases are cited."

@@ -217,6 +217,12 @@ class DataVersion:
         """Every change numbered up to it has been applied here (the follower keeps it): what an
         answer computed now reflects, and what a reader asking for a minimum change waits for."""
         self._moved = asyncio.Event()  # set, and replaced, by each `bump`
+        self._watchers: list[Callable[[frozenset[str] | None], None]] = []
+
+    def watch(self, watcher: Callable[[frozenset[str] | None], None]) -> None:
+        """Call `watcher` with the subjects of every change counted from now on (None: it may
+        have touched anything), as it is counted: how kept answers learn they went stale."""
+        self._watchers.append(watcher)
 
     @property
     def current(self) -> int | None:
@@ -225,16 +231,19 @@ class DataVersion:
     def bump(self, subjects: Iterable[str] | None = None, *, change: bool = True) -> None:
         """Count a change of these subjects (None: of anything)."""
         self._count += 1
-        if subjects is None:
+        touched = None if subjects is None else frozenset(subjects)
+        if touched is None:
             self._everything = self._count
         else:
-            for subject in subjects:
+            for subject in touched:
                 self._changed[subject] = self._count
         self.changed_at = time.monotonic()
         if change:
             self.last_change = time.time()
         moved, self._moved = self._moved, asyncio.Event()
         moved.set()
+        for watcher in self._watchers:
+            watcher(touched)
 
     async def newer_than(self, count: int, within: float = WAIT_SECONDS) -> bool:
         """Return once the count has moved past `count` (`bump`), or after `within` seconds

@@ -46,9 +46,11 @@ STORES = ["sqlite", "mongodb" if TEST_MONGODB_URI else "mongomock"]
 
 @pytest.fixture(autouse=True)
 def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Every test's embedded store lives in a directory of its own, never the user's."""
+    """Every test's embedded store lives in a directory of its own, never the user's. Its
+    reads see each change at once (no stale answers), unless a test sets a staleness bound."""
     directory = tmp_path / "almanac-data"
     monkeypatch.setenv("ALMANAC_DATA_DIR", str(directory))
+    monkeypatch.setenv("ALMANAC_MAX_STALENESS_SECONDS", "0")
     return directory
 
 

@@ -11,6 +11,10 @@ repeated operation from it (`kept_answer`) before it would run the pipeline agai
 was computed by the pipeline, from the same text and variables, under the same rules, on data
 unchanged where it read. A kept answer is handed on as an `orjson.Fragment`: its JSON is
 written as it is.
+
+A retired answer stays kept until it is computed again (ahead of its readers:
+server.graphql.refresh): until then, for at most a bound past the first change it misses
+(schema.extensions.staleness), a reader may be given it, marked stale (`answer_within`).
 """
 
 from collections.abc import Iterator
@@ -24,6 +28,7 @@ from schema.caller import selects_callers_own
 from schema.extensions.metering import published_types
 from schema.extensions.services import (
     Admitted,
+    Answered,
     CachedAnswer,
     OperationKey,
     Services,
@@ -41,6 +46,32 @@ def kept_answer(services: Services, key: OperationKey, data: DataVersion) -> Cac
     return kept
 
 
+def answer_within(
+    services: Services,
+    key: OperationKey,
+    data: DataVersion,
+    bound: float,
+    min_change: int | None,
+) -> tuple[CachedAnswer, float | None] | None:
+    """The answer kept for this operation, and how long it has been stale: fresh (None: nothing
+    it read changed since), or stale for at most `bound` seconds past the first change it misses,
+    and reflecting at least `min_change` (the change a caller asked to see, if any). A kept answer
+    is never a caller's own (`KeepAnswers`): any caller may be given it."""
+    kept = services.answers.get(key) if services.answers is not None else None
+    if kept is None:
+        return None
+    staleness = services.staleness
+    staleness.asked(key)
+    if data.unchanged_since(kept.version, kept.reads):
+        return kept, None
+    if not data.known or (min_change is not None and kept.reflects < min_change):
+        return None
+    stale = staleness.stale_for(key, kept)
+    if stale is None or bound <= 0 or stale > bound:
+        return None
+    return kept, stale
+
+
 class KeepAnswers(SchemaExtension):
     def on_execute(self) -> Iterator[None]:
         context = self.execution_context
@@ -50,10 +81,12 @@ class KeepAnswers(SchemaExtension):
             return
         services, admitted, key = almanac.services, almanac.admitted, almanac.operation
         assert key is not None  # admitted with it
-        version = almanac.store.version.current
+        data = almanac.store.version
+        version, reflects, began = data.current, data.applied_through, services.staleness.clock()
         yield
         if context.operation_type is not OperationType.QUERY:
             return
+        almanac.answered = Answered(reflects)
         if _callers_own(context, services, key, admitted):
             almanac.own = True  # Nor shared by a cache (server.graphql.response).
             return  # The caller's own: no other request's answer.
@@ -62,11 +95,16 @@ class KeepAnswers(SchemaExtension):
             return
         if result is None or result.errors or result.data is None:
             return
-        data = encode_json(result.data)
         reads = frozenset(almanac.read)
-        kept = CachedAnswer(version, data, digest(data), context.operation_name, reads)
+        encoded = encode_json(result.data)
+        kept = CachedAnswer(
+            version, encoded, digest(encoded), context.operation_name, reads, reflects
+        )
+        # Stale from the start if what it read changed while it was computed.
+        stale = None if data.unchanged_since(version, reads) else began
+        services.staleness.kept(key, kept, reads, stale)  # before the cache lets the last go
         services.answers.put(key, kept)
-        result.data = orjson.Fragment(data)  # type: ignore[assignment]  # Encoded: written as is.
+        result.data = orjson.Fragment(encoded)  # type: ignore[assignment]  # Encoded: written as is.
 
 
 def _callers_own(

@@ -12,6 +12,7 @@ from strawberry.types import ExecutionContext
 
 from request_limits import Allowance, BoundedCache, DocumentLimits, held_bytes
 from schema.caller import Identity
+from schema.extensions.staleness import Staleness
 from schema.json import encode_json
 from store import EVERYTHING, Store
 from webhooks import Destinations
@@ -48,7 +49,7 @@ class Admitted:
     definition: OperationDefinitionNode
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, weakref_slot=True)  # held weakly by its `Staleness` entry
 class CachedAnswer:
     version: int  # the data's version (store.DataVersion) when its computation began
     data: bytes
@@ -56,6 +57,8 @@ class CachedAnswer:
     operation_name: str | None  # of the operation answered (for the logs and metrics)
     reads: frozenset[str] = frozenset({EVERYTHING})
     """What its computation read (store.subjects): a change of any of these retires it."""
+    reflects: int = 0
+    """The change it reflects: `DataVersion.applied_through` when its computation began."""
 
     def size(self) -> int:
         held = sys.getsizeof(self) + sys.getsizeof(self.data) + sys.getsizeof(self.digest)
@@ -70,6 +73,8 @@ class Services:
     documents: BoundedCache[str, KnownDocument]
     costs: BoundedCache[OperationKey, int]
     answers: BoundedCache[OperationKey, CachedAnswer] | None = None
+    staleness: Staleness[OperationKey] = field(default_factory=Staleness)
+    """When each kept answer went stale, and the queue of those to refresh."""
     webhook_destinations: Destinations = field(default_factory=Destinations)  # createWebhook's
 
     @classmethod
@@ -130,6 +135,15 @@ class Meter:
         return self.allowance
 
 
+@dataclass(frozen=True, slots=True)
+class Answered:
+    """How fresh a query's answer is: the change it reflects (a change log sequence number), and
+    for a stale answer, how long past the first change it misses (None: it is fresh)."""
+
+    reflects: int
+    stale_seconds: float | None = None
+
+
 @dataclass(kw_only=True)
 class OperationState:
     """What the extensions read and note of the operation running: their part of a request's
@@ -149,6 +163,8 @@ class OperationState:
     read: set[str] = field(default_factory=set)
     # Whether an operation answered with the caller's own (schema.caller.per_caller): never shared.
     own: bool = False
+    # How fresh the query answered is (extensions.freshness); None until one is answered.
+    answered: Answered | None = None
 
 
 def state_of(execution_context: ExecutionContext) -> OperationState | None:

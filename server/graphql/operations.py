@@ -2,7 +2,8 @@
 
 The text is the one sent, or the persisted one its hash names (server.graphql.persisted); the
 kept answer is the one computed for the same text, name and variables on the same data
-(schema.extensions.answer_reuse), paid for as if it ran (server.charges).
+(schema.extensions.answer_reuse), paid for as if it ran (server.charges), or one a change
+retired, for at most `ALMANAC_MAX_STALENESS_SECONDS` past the change, marked stale.
 """
 
 import asyncio
@@ -18,19 +19,27 @@ from strawberry.types import ExecutionResult
 
 from api_errors import ApiError, ErrorCode
 from schema import (
+    Answered,
     CachedAnswer,
     Context,
     OperationKey,
     Services,
-    kept_answer,
+    answer_within,
     operation_key,
 )
 from server.charges import MINIMUM, Charges
 from server.exchange import Exchange
 from server.graphql.persisted import PersistedQueries
 from server.graphql.response import VARY
-from server.http_caching import cache_control, held_etag
-from server.observability import EXECUTED, KEPT_HIT, KEPT_MISS, PERSISTED_QUERIES
+from server.http_caching import age, cache_control, held_etag
+from server.observability import (
+    EXECUTED,
+    KEPT_HIT,
+    KEPT_MISS,
+    PERSISTED_QUERIES,
+    STALE_ANSWER_AGE,
+    STALE_ANSWERS,
+)
 
 
 @dataclass(frozen=True)
@@ -43,6 +52,7 @@ class OperationText:
         text = await self.find(context, request_data)
         context.operation = operation_key(text, request_data.operation_name, request_data.variables)
         context.admitted = None  # not yet: its document is parsed only if it is to run
+        context.answered = None  # nor answered
         return text
 
     async def find(self, context: Context, request_data: GraphQLRequestData) -> str:
@@ -66,6 +76,7 @@ class OperationText:
 class Kept:
     answer: CachedAnswer
     cost: int
+    stale_seconds: float | None = None  # past the first change it misses; None: fresh
 
 
 @dataclass(frozen=True)
@@ -86,15 +97,25 @@ class KeptLookup:
         return await self.pay(context, exchange, kept)
 
     def find(self, context: Context) -> Kept | None:
-        """The answer kept for the context's operation on this data, and its cost; else None."""
+        """The answer kept for the context's operation on this data (or stale within the bound,
+        and at least as fresh as the caller asked), and its cost; else None."""
         assert context.operation is not None
         cost = self.services.costs.get(context.operation)
-        kept = kept_answer(self.services, context.operation, context.store.version)
-        if kept is None or cost is None:
+        bound = self.charges.settings.max_staleness_seconds
+        version = context.store.version
+        found = answer_within(self.services, context.operation, version, bound, context.min_change)
+        if found is None or cost is None:
             KEPT_MISS.inc()
             return None
         KEPT_HIT.inc()
-        return Kept(kept, cost)
+        kept, stale = found
+        if stale is None:  # nothing it read changed: it reflects every change applied
+            context.answered = Answered(version.applied_through)
+        else:
+            STALE_ANSWERS.inc()
+            STALE_ANSWER_AGE.observe(stale)
+            context.answered = Answered(kept.reflects, stale)
+        return Kept(kept, cost, stale)
 
     async def pay(self, context: Context, exchange: Exchange, kept: Kept) -> ExecutionResult:
         """The kept answer, paid for as if it ran (or the throttle's refusal)."""
@@ -115,8 +136,13 @@ class KeptLookup:
         if etag is None:
             return None
         exchange.cost, exchange.operation = MINIMUM, kept.answer.operation_name
-        public, max_age = context.identity is None, self.charges.settings.cache_max_age_seconds
-        headers = {"etag": etag, "cache-control": cache_control(public, max_age), "vary": VARY}
+        settings, public = self.charges.settings, context.identity is None
+        control = cache_control(
+            public, settings.cache_max_age_seconds, settings.max_staleness_seconds
+        )
+        headers = {"etag": etag, "cache-control": control, "vary": VARY}
+        if kept.stale_seconds is not None:
+            headers["age"] = age(kept.stale_seconds)
         return await self.charges.not_modified(request, context.identity, headers)
 
 
@@ -141,9 +167,18 @@ class Flights:
                 await running.wait()
             yield True
             return
+        async with self.claimed(key):
+            yield False
+
+    @asynccontextmanager
+    async def claimed(self, key: OperationKey) -> AsyncIterator[None]:
+        """This operation's one execution: after any running now, and before any other (a
+        refresh ahead of readers claims it so: server.graphql.refresh)."""
+        while (running := self.running.get(key)) is not None:
+            await running.wait()
         self.running[key] = done = asyncio.Event()
         try:
-            yield False
+            yield
         finally:
             del self.running[key]
             done.set()

@@ -43,8 +43,9 @@ from server.exchange import Exchange, begin_exchange, exchange_of
 from server.graphql.admission import QUERIES, QUERIES_AND_MUTATIONS, SUBSCRIPTIONS, Gate, NotCarried
 from server.graphql.graphiql import graphiql_page
 from server.graphql.operations import KeptLookup
+from server.graphql.refresh import Refresher
 from server.graphql.request import read_requests, response_media_type
-from server.graphql.response import failed, outcome, result_document
+from server.graphql.response import failed, outcome, result_document, with_freshness
 from server.graphql.services import SharedServices
 from server.graphql.subscriptions.protocols import (
     Subscriptions,
@@ -93,6 +94,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         self.charges = Charges(settings, services.budgets, services.store)
         self.gate = Gate(settings, services, self.charges)
         self.kept = KeptLookup(services.graphql, self.charges)
+        self.refresher = Refresher(self.kept, self.gate, schema, self.store)  # run by the lifespan
         self.subscriptions = Subscriptions(
             per_key=settings.max_subscriptions_per_key,
             anonymous=settings.max_subscriptions_anonymous,
@@ -345,7 +347,8 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         finally:
             if exchange.operation is None:  # named as it was sent, or as the gate found it
                 exchange.operation = operation_name(context, request_data)
-        return await self.charges.settle(meter, priced, result, request_data.variables)
+        settled = await self.charges.settle(meter, priced, result, request_data.variables)
+        return with_freshness(context, settled)  # extensions.freshness (a query's)
 
     async def run_pipeline(
         self,
@@ -381,9 +384,9 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         """The response's status and headers, from its operations' outcomes."""
         meter = _meter(context)
         exchange.cost = sum(meter.costs)
-        max_age = self.settings.cache_max_age_seconds
+        max_age, stale = self.settings.cache_max_age_seconds, self.settings.max_staleness_seconds
         status, caching = outcome(
-            request.method, exchange, context, meter.allowance, results, batched, max_age
+            request.method, exchange, context, meter.allowance, results, batched, max_age, stale
         )
         headers = {**self.charges.headers(meter.allowance), **caching}
         return status, [(name.encode(), value.encode()) for name, value in headers.items()]

@@ -59,6 +59,27 @@ EXECUTED = Counter(
     "GraphQL operations run (not answered from a kept answer): under writes, how many answers "
     "each change made the API compute again.",
 )
+STALE_ANSWERS = Counter(
+    "almanac_stale_answers",
+    "Kept answers served stale: retired by a change, within ALMANAC_MAX_STALENESS_SECONDS of "
+    "it, while they were computed again.",
+)
+STALE_ANSWER_AGE = Histogram(
+    "almanac_stale_answer_age_seconds",
+    "How far past the first change it misses each stale answer served was.",
+    buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 10),
+)
+REFRESHES = Counter(
+    "almanac_refreshes",
+    "Kept answers computed again ahead of their readers after a change retired them: "
+    "refreshed, failed (nothing kept), or current (a request had computed it first).",
+    ["outcome"],
+)
+REFRESH_QUEUE = Gauge(
+    "almanac_refresh_queue",
+    "Retired answers waiting to be refreshed. With several workers: their sum.",
+    multiprocess_mode="livesum",
+)
 KEPT_ANSWER_BYTES = Gauge(
     "almanac_kept_answer_bytes",
     "Memory the kept answers hold (with several workers: all of theirs).",
