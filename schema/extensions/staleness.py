@@ -116,13 +116,6 @@ class Staleness(Generic[K]):
                 return key
         return None
 
-    async def next(self) -> K:
-        """The next stale answer to refresh, once one is queued."""
-        while (key := self.take()) is None:
-            self.arrived.clear()
-            await self.arrived.wait()
-        return key
-
     def __len__(self) -> int:
         """How many answers are queued to be refreshed."""
         return len(self.queued) + len(self.ordered)

@@ -44,12 +44,16 @@ class Refresher:
         self.timeout = kept.charges.settings.request_timeout_seconds
         self.running = 0
         """Refreshes running now."""
+        self.idle = asyncio.Event()  # set while nothing is queued or running
+        self.idle.set()
         store.version.watch(self.changed)
 
     def changed(self, subjects: frozenset[str] | None) -> None:
         """A change counted: the answers it retires go stale, and are queued."""
         self.staleness.changed(subjects)
-        REFRESH_QUEUE.set(len(self.staleness))
+        if queued := len(self.staleness):
+            self.idle.clear()
+        REFRESH_QUEUE.set(queued)
 
     async def run(self) -> None:
         """Refresh what is queued, as it is queued, until cancelled (at shutdown)."""
@@ -57,27 +61,39 @@ class Refresher:
             for _ in range(REFRESHES_AT_ONCE):
                 refreshing.create_task(self.refresh_queued())
 
+    async def settled(self) -> None:
+        """Return once nothing is queued or being refreshed (what a test or a bench waits for)."""
+        await self.idle.wait()
+
     async def refresh_queued(self) -> None:
+        staleness = self.staleness
         while True:
-            key = await self.staleness.next()
-            REFRESH_QUEUE.set(len(self.staleness))
-            REFRESHES.labels(await self.refresh(key)).inc()
+            if (key := staleness.take()) is None:
+                if not self.running:
+                    self.idle.set()
+                staleness.arrived.clear()
+                await staleness.arrived.wait()
+                continue
+            REFRESH_QUEUE.set(len(staleness))
+            self.running += 1
+            try:
+                outcome = await self.refresh(key)
+            finally:
+                self.running -= 1
+            REFRESHES.labels(outcome).inc()
 
     async def refresh(self, key: OperationKey) -> Outcome:
         """Compute `key`'s answer again, as its one execution (after any running already)."""
         async with self.kept.flights.claimed(key):
             if not self.staleness.is_stale(key):
                 return "current"  # a request computed it meanwhile
-            self.running += 1
             try:
                 async with asyncio.timeout(self.timeout):
-                    errors = await self.execute(key)
+                    failed = await self.execute(key)
             except Exception:  # a refresh is no request: its failure is logged, and kept nowhere
                 log.exception("Could not refresh a kept answer (operation %s)", key[1])
                 return "failed"
-            finally:
-                self.running -= 1
-        return "failed" if errors else "refreshed"
+        return "failed" if failed else "refreshed"
 
     async def execute(self, key: OperationKey) -> bool:
         """The operation run as a request with no caller runs it: through the gate's parsing
