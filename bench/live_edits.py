@@ -1,45 +1,95 @@
-"""Answers that survive unrelated writes: page loads while an editor writes, on a SYNTHETIC
-almanac (bench/synthetic.py: no result is real), answer reuse on, one server process.
+"""Readers under live edits: page loads while an editor writes, on a SYNTHETIC almanac
+(bench/synthetic.py: no result is real), answer reuse on, one server process.
 
-wrk loads the site's page query for 20 distinct benchmarks (one category), in interleaved
+wrk loads the site's page query for 20 distinct benchmarks of one category, in interleaved
 rounds: quiet; with one write a second to a benchmark none of the 20 pages shows (another
-category); and with one write a second to a benchmark most of the pages show (a sibling).
-Each round reports throughput and p99; the rounds with writes also report how many queries
-the server executed per write (`almanac_operations_executed_total`, less the writes), beside
-how many of the 20 pages read the benchmark written (its page, its family, the siblings a page
-reads).
+category: "unrelated"); and with one write a second to a benchmark that all 20 pages show (a
+sibling each shows, or the page's own: "related"). Each write sets that benchmark's description
+to "... write N.", which every one of the 20 pages shows.
 
-Bars (issue 19): with unrelated writes, throughput >= 0.9x the quiet rounds' and p99 <= 2x;
-with related writes, <= 1 execution per affected page per write.
+Two servers are measured in the same run, round by round: "today" (a checkout given with
+`--baseline`, else this one with ALMANAC_MAX_STALENESS_SECONDS=0) and "fresh" (this checkout,
+the default bound of 1 s: answers refreshed ahead of their readers, a retired one served,
+marked, until then). Each gets a copy of the same data directory.
+
+Each round reports throughput and p99 (and their ratio to the quiet round just before, on the
+same server), the server's CPU per request, and the recomputations a write caused. The related
+rounds also report the staleness: for each write, the time from its answer until every one of
+the 20 pages served the new value (wrk's Lua sees each response's body), and the largest
+`extensions.freshness.age` (seconds past the change it misses) any response carried.
+
+Bars (issue 30), related writes against quiet: p99 <= 2x, throughput >= 0.85x; staleness p99
+<= 1.2 s; no answer older than the bound (1 s) past its change. (Issue 19: unrelated writes
+>= 0.9x throughput and <= 2x p99.)
 
     .venv/bin/python bench/live_edits.py [--benchmarks 1000] [--rounds 3] [--seconds 10]
+        [--baseline /path/to/a/checkout/of/main]
 """
 
 import argparse
 import json
+import math
+import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 
-from bench.run import CONTRACT, ROOT, Result, latency, lua_string
-from bench.scale import environment, start, timed_import
+from bench.run import CONTRACT, ROOT, free_port, latency, lua_string
+from bench.scale import environment, timed_import
 from bench.synthetic import synthetic_almanac
 
 PAGES = 20
+BOUND_SECONDS = 1.0
+KINDS = ("quiet", "unrelated", "related")
 ADMIN = ("--scope", "admin")
-WRITE = """mutation($slug: String!, $note: String!) {
-  updateBenchmark(slug: $slug, input: {note: $note}) { revision } }"""
-# What a page reads around it: its family, and the siblings it shows (the contract's first 6;
-# a page reads no more: schema.types.selections.siblings_shown).
+WRITE = """mutation($slug: String!, $description: String!) {
+  updateBenchmark(slug: $slug, input: {description: $description}) { revision } }"""
+# What a page reads around it: its family, and the siblings it shows (the contract's first 6).
 READS = """query($slug: String!) { benchmark(slug: $slug) {
   parent { slug } tracks { slug } siblings(first: 6) { nodes { slug } } } }"""
-EXECUTED = re.compile(r"^almanac_operations_executed_total ([\d.e+]+)$", re.M)
+COUNTERS = {
+    "executed": re.compile(r"^almanac_operations_executed_total ([\d.e+]+)$", re.M),
+    "refreshed": re.compile(r'^almanac_refreshes_total\{outcome="refreshed"\} ([\d.e+]+)$', re.M),
+}
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+@dataclass
+class Round:
+    server: str
+    kind: str
+    requests_per_second: float
+    p99_ms: float
+    requests: int
+    cpu_seconds: float
+    writes: int = 0
+    recomputed: float = 0.0
+    staleness: list[float] = field(default_factory=list)  # seconds, one per write fully seen
+    oldest_age: float = 0.0  # the largest extensions.freshness.age seen
+    unmarked: int = 0  # responses without extensions.freshness
+
+    @property
+    def cpu_ms_per_request(self) -> float:
+        return 1000 * self.cpu_seconds / max(self.requests, 1)
+
+
+@dataclass
+class Server:
+    name: str
+    process: subprocess.Popen[bytes]
+    url: str
 
 
 def main() -> None:
@@ -48,6 +98,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--connections", type=int, default=16)
+    parser.add_argument("--baseline", type=Path, help="a checkout to serve as today's")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="almanac-live-") as scratch:
         data_dir, file = Path(scratch) / "data", Path(scratch) / "synthetic.json"
@@ -55,44 +106,62 @@ def main() -> None:
         file.write_text(json.dumps(almanac))
         timed_import(file, data_dir)
         key = admin_key(data_dir)
-        by_category: dict[str, list[str]] = {}
-        for doc in almanac["benchmarks"]:
-            by_category.setdefault(doc["category"], []).append(doc["slug"])
-        shown_category, *_, other_category = sorted(by_category, key=lambda c: -len(by_category[c]))
-        pages = by_category[shown_category][:PAGES]
-        unrelated = by_category[other_category][0]
-        script = Path(scratch) / "pages.lua"
-        script.write_text(pages_script(pages))
-
-        process, url = start_with_reuse(data_dir)
-        try:
-            related = first_sibling(url, pages[0])  # what most pages show
-            affected = pages_reading(url, pages, related)
-            results: dict[str, list[Result]] = {"quiet": [], "unrelated": [], "related": []}
-            per_write: list[float] = []
+        for name in ("today", "fresh"):
+            shutil.copytree(data_dir, Path(scratch) / name)
+        with servers(Path(scratch), args.baseline) as (today, fresh):
+            pages, related, unrelated = chosen(fresh.url, almanac)
+            script = Path(scratch) / "pages.lua"
+            script.write_text(pages_script(pages))
+            rounds: list[Round] = []
             for _ in range(args.rounds):
-                for kind in results:
-                    target = {"quiet": None, "unrelated": unrelated, "related": related}[kind]
-                    result, executions, writes = round_of(url, script, key, target, args)
-                    results[kind].append(result)
-                    if kind == "related" and writes:
-                        per_write.append(executions / writes)
-                    print(
-                        f"{kind:10} {result.requests_per_second:8.0f} req/s  "
-                        f"p99 {result.p99_ms:7.1f} ms  {writes} writes  "
-                        f"{executions:.0f} executions",
-                        flush=True,
-                    )
+                for server in (today, fresh):
+                    for kind in KINDS:
+                        target = {"quiet": None, "unrelated": unrelated, "related": related}[kind]
+                        done = round_of(server, kind, script, key, target, args, Path(scratch))
+                        rounds.append(done)
+                        print(describe(done), flush=True)
+    report(rounds)
+
+
+@contextmanager
+def servers(scratch: Path, baseline: Path | None) -> Iterator[tuple[Server, Server]]:
+    today_settings = {} if baseline else {"ALMANAC_MAX_STALENESS_SECONDS": "0"}
+    today = serve("today", baseline or ROOT, scratch / "today", **today_settings)
+    try:
+        fresh = serve("fresh", ROOT, scratch / "fresh")
+        try:
+            yield today, fresh
         finally:
-            process.terminate()
-            process.wait()
-    report(results, per_write, affected)
+            fresh.process.terminate()
+            fresh.process.wait()
+    finally:
+        today.process.terminate()
+        today.process.wait()
 
 
-def start_with_reuse(data_dir: Path) -> tuple[subprocess.Popen[bytes], str]:
-    """A server on `data_dir` with answer reuse on (bench.scale's turns it off)."""
-    process, url = start(data_dir, ALMANAC_RESPONSE_CACHE_BYTES="67108864")
-    return process, url
+def serve(name: str, root: Path, data_dir: Path, **settings: str) -> Server:
+    """`almanac serve` from the checkout `root` on `data_dir`, answer reuse on."""
+    port = free_port()
+    env = environment(
+        data_dir,
+        ALMANAC_LOG_LEVEL="warning",
+        ALMANAC_RESPONSE_CACHE_BYTES="67108864",
+        PYTHONPATH=str(root),
+        **settings,
+    )
+    command = [sys.executable, "-m", "server.cli", "serve", "--port", str(port)]
+    process = subprocess.Popen(
+        command, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{url}/healthz").status_code == 200:
+                return Server(name, process, url)
+        except httpx.TransportError:
+            time.sleep(0.2)
+    raise RuntimeError(f"the {name} server did not start")
 
 
 def admin_key(data_dir: Path) -> str:
@@ -107,115 +176,255 @@ def admin_key(data_dir: Path) -> str:
     return made.strip()
 
 
+def chosen(url: str, almanac: dict[str, list[dict[str, str]]]) -> tuple[list[str], str, str]:
+    """The 20 pages (of the largest category), a benchmark all of them show (the first sibling
+    of its first page), and one none of them shows (of another category)."""
+    by_category: dict[str, list[str]] = {}
+    for doc in almanac["benchmarks"]:
+        by_category.setdefault(doc["category"], []).append(doc["slug"])
+    shown, *_, other = sorted(by_category, key=lambda c: -len(by_category[c]))
+    related = read_around(url, by_category[shown][0])["siblings"]["nodes"][0]["slug"]
+    pages = [slug for slug in by_category[shown] if related in family(url, slug)][:PAGES]
+    if len(pages) < PAGES:
+        raise RuntimeError(f"only {len(pages)} pages show {related}")
+    return pages, related, by_category[other][0]
+
+
+def family(url: str, page: str) -> list[str]:
+    """The benchmarks a page shows: its own, its family's, the 6 siblings it reads (last)."""
+    benchmark = read_around(url, page)
+    shown = [benchmark["parent"], *benchmark["tracks"]]
+    siblings = [node["slug"] for node in benchmark["siblings"]["nodes"]]
+    return [page, *(item["slug"] for item in shown if item), *siblings]
+
+
+def read_around(url: str, page: str) -> dict[str, Any]:
+    found = httpx.post(f"{url}/graphql", json={"query": READS, "variables": {"slug": page}})
+    benchmark: dict[str, Any] = found.json()["data"]["benchmark"]
+    return benchmark
+
+
 def pages_script(slugs: list[str]) -> str:
-    """A wrk script POSTing the page query for each slug in turn."""
+    """A wrk script POSTing the page query for each slug in turn, which notes, for each page,
+    when it first showed each write (a description ending "write N."), the largest
+    `extensions.freshness.age`, and the responses without `extensions.freshness`."""
     query = CONTRACT.read_text(encoding="utf-8")
     bodies = [json.dumps({"query": query, "variables": {"slug": slug}}) for slug in slugs]
     listed = ",\n".join(lua_string(body) for body in bodies)
     return (
+        'local ffi = require("ffi")\n'
+        "ffi.cdef[[ typedef struct { long s; long us; } tv_t;"
+        " int gettimeofday(tv_t *tv, void *tz); ]]\n"
+        'local tv = ffi.new("tv_t")\n'
+        "local function now() ffi.C.gettimeofday(tv, nil)"
+        " return tonumber(tv.s) + tonumber(tv.us) / 1e6 end\n"
         'wrk.method = "POST"\n'
         'wrk.headers["Content-Type"] = "application/json"\n'
         f"local bodies = {{\n{listed}\n}}\n"
         "local i = 0\n"
+        "newest, seen, oldest, unmarked = {}, '', 0, 0\n"
         "request = function()\n"
         "  i = i % #bodies + 1\n"
         "  return wrk.format(nil, nil, nil, bodies[i])\n"
         "end\n"
+        "response = function(status, headers, body)\n"
+        '  local page = string.match(body, \'"slug":"(.-)"\')\n'
+        '  local write = tonumber(string.match(body, "write (%d+)%.") or -1)\n'
+        "  if page and write > (newest[page] or -1) then\n"
+        "    newest[page] = write\n"
+        '    seen = seen .. string.format("%s %d %.4f\\n", page, write, now())\n'
+        "  end\n"
+        "  local age = tonumber(string.match(body, '\"age\":([%d%.]+)') or 0)\n"
+        "  if age > oldest then oldest = age end\n"
+        "  if not string.find(body, '\"freshness\"', 1, true) then unmarked = unmarked + 1 end\n"
+        "end\n"
+        "local threads = {}\n"
+        "setup = function(thread) table.insert(threads, thread) end\n"
+        "done = function(summary, latency, requests)\n"
+        '  local out = io.open(os.getenv("LIVE_EDITS_SEEN"), "w")\n'
+        "  for _, t in ipairs(threads) do\n"
+        '    out:write(string.format("oldest %f\\nunmarked %d\\n", t:get("oldest"),'
+        ' t:get("unmarked")))\n'
+        '    out:write(t:get("seen"))\n'
+        "  end\n"
+        '  out:write(string.format("requests %d\\n", summary.requests))\n'
+        "  out:close()\n"
+        "end\n"
     )
 
 
-def pages_reading(url: str, pages: list[str], slug: str) -> int:
-    """How many of the pages read benchmark `slug` (theirs, their family, siblings read)."""
-    count = 0
-    for page in pages:
-        found = httpx.post(
-            f"{url}/graphql", json={"query": READS, "variables": {"slug": page}}
-        ).json()["data"]["benchmark"]
-        family = [found["parent"]] + found["tracks"] + found["siblings"]["nodes"]
-        count += slug == page or slug in {item["slug"] for item in family if item}
-    return count
+def counted(url: str) -> dict[str, float]:
+    text = httpx.get(f"{url}/metrics").text
+    return {
+        name: float(match[1]) if (match := pattern.search(text)) else 0.0
+        for name, pattern in COUNTERS.items()
+    }
 
 
-def first_sibling(url: str, page: str) -> str:
-    found = httpx.post(f"{url}/graphql", json={"query": READS, "variables": {"slug": page}})
-    slug: str = found.json()["data"]["benchmark"]["siblings"]["nodes"][0]["slug"]
-    return slug
+def cpu_seconds(process: subprocess.Popen[bytes]) -> float:
+    """The CPU time (user and system) the server process has used."""
+    fields = Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
 
 
-def executed(url: str) -> float:
-    match = EXECUTED.search(httpx.get(f"{url}/metrics").text)
-    return float(match[1]) if match else 0.0
+def writer(url: str, key: str, target: str, stop: threading.Event) -> list[tuple[int, float]]:
+    """Write to `target` once a second until `stop`; each write's number and when its answer
+    came (Unix time), filled in as they are made."""
+    answered: list[tuple[int, float]] = []
+
+    def write() -> None:
+        with httpx.Client(headers={"Authorization": f"Bearer {key}"}, timeout=30) as client:
+            number = int(time.time())  # distinct across rounds
+            while not stop.wait(1.0):
+                number += 1
+                note = f"Edited by the live-edits bench, write {number}."
+                answer = client.post(
+                    f"{url}/graphql",
+                    json={"query": WRITE, "variables": {"slug": target, "description": note}},
+                ).json()
+                assert "errors" not in answer, answer
+                answered.append((number, time.time()))
+
+    threading.Thread(target=write, daemon=True).start()
+    return answered
 
 
 def round_of(
-    url: str, script: Path, key: str, target: str | None, args: argparse.Namespace
-) -> tuple[Result, float, int]:
-    """One wrk run, with a writer to `target` once a second meanwhile (None: no writes): its
-    result, the queries executed meanwhile (not the writes themselves), and the writes made."""
-    stop, writes = threading.Event(), [0]
-
-    def writer() -> None:
-        with httpx.Client(headers={"Authorization": f"Bearer {key}"}, timeout=30) as client:
-            while not stop.wait(1.0):
-                note = f"Edited by the live-edits bench, write {writes[0]}."
-                answer = client.post(
-                    f"{url}/graphql",
-                    json={"query": WRITE, "variables": {"slug": target, "note": note}},
-                ).json()
-                assert "errors" not in answer, answer
-                writes[0] += 1
-
+    server: Server,
+    kind: str,
+    script: Path,
+    key: str,
+    target: str | None,
+    args: argparse.Namespace,
+    scratch: Path,
+) -> Round:
+    """One wrk run on `server`, with a writer to `target` once a second meanwhile (None: no
+    writes)."""
+    seen_file = scratch / "seen.txt"
     base = ["wrk", "-t1", f"-c{args.connections}", "-s", str(script), "--latency"]
-    subprocess.run([*base, "-d1s", url + "/graphql"], check=True, capture_output=True)
-    before = executed(url)
-    thread = threading.Thread(target=writer) if target else None
-    if thread:
-        thread.start()
+    env = {**os.environ, "LIVE_EDITS_SEEN": str(seen_file)}
+    subprocess.run(
+        [*base, "-d1s", server.url + "/graphql"], check=True, capture_output=True, env=env
+    )
+    before, cpu_before = counted(server.url), cpu_seconds(server.process)
+    stop = threading.Event()
+    answered = writer(server.url, key, target, stop) if target else []
     output = subprocess.run(
-        [*base, f"-d{args.seconds}s", url + "/graphql"], check=True, capture_output=True, text=True
+        [*base, f"-d{args.seconds}s", server.url + "/graphql"],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=env,
     ).stdout
     stop.set()
-    if thread:
-        thread.join()
+    cpu = cpu_seconds(server.process) - cpu_before
     if "Non-2xx" in output:
         raise RuntimeError(f"some responses failed\n{output}")
-    result = Result(
-        name=target or "quiet",
+    after = counted(server.url)
+    writes = len(answered)
+    done = Round(
+        server=server.name,
+        kind=kind,
         requests_per_second=float(re.search(r"Requests/sec:\s+([\d.]+)", output)[1]),  # type: ignore[index]
-        p50_ms=latency(output, "50%"),
         p99_ms=latency(output, "99%"),
+        requests=0,
+        cpu_seconds=cpu,
+        writes=writes,
+        recomputed=sum(after.values()) - sum(before.values()) - writes,
     )
-    return result, executed(url) - before - writes[0], writes[0]
+    read_seen(seen_file, done, answered)
+    return done
 
 
-def report(results: dict[str, list[Result]], per_write: list[float], affected: int) -> None:
-    quiet = results["quiet"]
-    rps = statistics.median(r.requests_per_second for r in quiet)
-    p99 = statistics.median(r.p99_ms for r in quiet)
-    print(f"\n{'':28}{'req/s':>8}{'x quiet':>9}{'p99 ms':>9}{'x quiet':>9}")
-    for kind, runs in results.items():
-        # Each round beside the quiet round run just before it, then the median ratio.
-        throughput = statistics.median(
-            run.requests_per_second / before.requests_per_second
-            for run, before in zip(runs, quiet, strict=True)
-        )
-        tail = statistics.median(
-            run.p99_ms / before.p99_ms for run, before in zip(runs, quiet, strict=True)
-        )
-        label = {
-            "quiet": "quiet",
-            "unrelated": "unrelated write each s",
-            "related": "related write each s",
-        }[kind]
-        print(
-            f"{label:28}{statistics.median(r.requests_per_second for r in runs):>8.0f}"
-            f"{throughput:>9.2f}{statistics.median(r.p99_ms for r in runs):>9.1f}{tail:>9.2f}"
-        )
+def read_seen(file: Path, done: Round, answered: list[tuple[int, float]]) -> None:
+    """What wrk's script noted: the responses, the oldest age, the writes each page showed."""
+    first: dict[str, list[tuple[int, float]]] = {}
+    for line in file.read_text().splitlines():
+        name, *values = line.split()
+        if name == "requests":
+            done.requests = int(values[0])
+        elif name == "oldest":
+            done.oldest_age = max(done.oldest_age, float(values[0]))
+        elif name == "unmarked":
+            done.unmarked += int(values[0])
+        else:
+            first.setdefault(name, []).append((int(values[0]), float(values[1])))
+    for number, at in answered:
+        # When each page first showed this write or a later one; the write is seen once all do.
+        shown = [min((t for n, t in seen if n >= number), default=None) for seen in first.values()]
+        if len(shown) == PAGES and all(t is not None for t in shown):
+            done.staleness.append(max(t for t in shown if t is not None) - at)
+
+
+def describe(done: Round) -> str:
+    line = (
+        f"{done.server:6} {done.kind:10} {done.requests_per_second:8.0f} req/s  "
+        f"p99 {done.p99_ms:7.1f} ms  {done.cpu_ms_per_request:5.2f} ms CPU/request"
+    )
+    if done.kind != "quiet":
+        line += f"  {done.writes} writes  {done.recomputed:.0f} recomputed"
+    if done.kind == "related":
+        worst = max(done.staleness, default=math.nan)
+        line += f"  staleness max {worst:.2f} s  oldest age {done.oldest_age:.3f} s"
+    return line
+
+
+def percentile(values: list[float], share: float) -> float:
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, math.ceil(share * len(ordered)) - 1)]
+
+
+def report(rounds: list[Round]) -> None:
     print(
-        f"\nrelated writes: {statistics.median(per_write) if per_write else 0:.1f} executions "
-        f"per write; {affected} of the {PAGES} pages read the benchmark written "
-        f"(bar: <= {affected} per write).\nQuiet median: {rps:.0f} req/s, p99 {p99:.1f} ms. "
-        "Bars: unrelated writes >= 0.9x throughput and <= 2x p99."
+        f"\n{'':24}{'req/s':>8}{'x quiet':>9}{'p99 ms':>9}{'x quiet':>9}"
+        f"{'CPU ms/req':>12}{'x quiet':>9}"
+    )
+    for server in ("today", "fresh"):
+        quiet = [r for r in rounds if r.server == server and r.kind == "quiet"]
+        for kind in KINDS:
+            runs = [r for r in rounds if r.server == server and r.kind == kind]
+            # Each round beside the quiet round run just before it, then the median ratio.
+            pairs = list(zip(runs, quiet, strict=True))
+            throughput = statistics.median(
+                r.requests_per_second / q.requests_per_second for r, q in pairs
+            )
+            tail = statistics.median(r.p99_ms / q.p99_ms for r, q in pairs)
+            cpu = statistics.median(r.cpu_ms_per_request / q.cpu_ms_per_request for r, q in pairs)
+            print(
+                f"{server + ' ' + kind:24}"
+                f"{statistics.median(r.requests_per_second for r in runs):>8.0f}{throughput:>9.2f}"
+                f"{statistics.median(r.p99_ms for r in runs):>9.1f}{tail:>9.2f}"
+                f"{statistics.median(r.cpu_ms_per_request for r in runs):>12.2f}{cpu:>9.2f}"
+            )
+    for server in ("today", "fresh"):
+        related_report(
+            server,
+            [r for r in rounds if r.server == server and r.kind == "related"],
+            [r for r in rounds if r.server == server and r.kind == "quiet"],
+        )
+
+
+def related_report(server: str, related: list[Round], quiet: list[Round]) -> None:
+    """The related rounds of one server: recomputations and their CPU, staleness, ages."""
+    staleness = [s for r in related for s in r.staleness]
+    writes = sum(r.writes for r in related)
+    recomputed = sum(r.recomputed for r in related)
+    # The CPU a recomputation costs: the related rounds' CPU beyond what their requests would
+    # have cost at the quiet rounds' rate, over the recomputations made.
+    extra = sum(
+        r.cpu_seconds - r.requests * q.cpu_seconds / max(q.requests, 1)
+        for r, q in zip(related, quiet, strict=True)
+    )
+    print(
+        f"\n{server}, related writes: {recomputed / max(writes, 1):.1f} recomputations a write, "
+        f"{1000 * extra / max(recomputed, 1):.1f} ms CPU each (beyond the quiet rate); "
+        f"staleness (write answered -> all {PAGES} pages show it) over {len(staleness)} writes: "
+        f"p50 {percentile(staleness, 0.5):.2f} s, p99 {percentile(staleness, 0.99):.2f} s "
+        f"(bar <= 1.2 s); largest age past its change "
+        f"{max((r.oldest_age for r in related), default=0):.3f} s (bar <= {BOUND_SECONDS:g} s); "
+        f"responses without extensions.freshness: {sum(r.unmarked for r in related)}"
     )
 
 
