@@ -109,7 +109,8 @@ def main() -> None:
         for name in ("today", "fresh"):
             shutil.copytree(data_dir, Path(scratch) / name)
         with servers(Path(scratch), args.baseline) as (today, fresh):
-            pages, related, unrelated = chosen(fresh.url, almanac)
+            # Chosen on today's server: what the fresh one keeps is only what wrk asks.
+            pages, related, unrelated = chosen(today.url, almanac)
             script = Path(scratch) / "pages.lua"
             script.write_text(pages_script(pages))
             rounds: list[Round] = []
