@@ -10,7 +10,8 @@ store. Measured side by side, in interleaved rounds (each round runs every kind 
   schema.graphql, with its default resolvers over (a)'s JSON answer as plain dicts: what
   GraphQL execution itself costs for this page, with no data to find.
 On the bundled data and on a SYNTHETIC 1,000-benchmark almanac (bench/synthetic.py).
-Bar (issue 19): (a) ≤ 2x (c).
+Bar (issue 19): (a) ≤ 2x (c). Each kind's CPU time per request is printed too (the process's,
+the store's thread included): what one recomputation of a page costs (issue 30).
 
     .venv/bin/python bench/cold_page.py [--rounds 40] [--per-round 5] [--sizes 0 1000]
     .venv/bin/python bench/cold_page.py --profile app   # cProfile of (a), top functions
@@ -201,12 +202,18 @@ async def store_calls(page: Page, requests: int) -> tuple[float, float, float]:
 
 @dataclass(frozen=True)
 class Measured:
-    """Per kind, its median ms in each round."""
+    """Per kind, its median ms in each round, and the CPU ms of its requests in each round
+    (the process's: the store's thread too)."""
 
     rounds: dict[str, list[float]]
+    cpu_rounds: dict[str, list[float]]
 
     def ms(self, kind: str) -> float:
         return statistics.median(self.rounds[kind])
+
+    def cpu_ms(self, kind: str) -> float:
+        """CPU ms per request: what one recomputation of the page costs the machine."""
+        return statistics.median(self.cpu_rounds[kind])
 
     def ratio(self, kind: str, to: str = "floor") -> float:
         """The median of the rounds' ratios: each round's two kinds ran within moments of each
@@ -220,18 +227,21 @@ async def measure(
 ) -> Measured:
     """ms per request of each kind, over interleaved rounds (the order turning)."""
     timings: dict[str, list[float]] = {kind: [] for kind in kinds}
+    cpu: dict[str, list[float]] = {kind: [] for kind in kinds}
     for round_ in range(rounds):
         turn = round_ % len(kinds)
         order = kinds[turn:] + kinds[:turn]
         for kind in order:
             run = page.runner(kind)
             times = []
+            cpu_began = time.process_time()
             for _ in range(per_round):
                 began = time.perf_counter()
                 await run()
                 times.append((time.perf_counter() - began) * 1000)
+            cpu[kind].append((time.process_time() - cpu_began) * 1000 / per_round)
             timings[kind].append(statistics.median(times))
-    return Measured(timings)
+    return Measured(timings, cpu)
 
 
 async def first_views(page: Page, slugs: list[str]) -> float:
@@ -288,7 +298,7 @@ async def main() -> None:
     with tempfile.TemporaryDirectory(prefix="almanac-cold-page-") as scratch:
         print(
             f"{'':18}{'app ms':>9}{'schema ms':>11}{'floor ms':>10}{'app/floor':>11}"
-            f"{'schema/floor':>14}"
+            f"{'schema/floor':>14}{'app CPU ms':>12}{'schema CPU ms':>15}"
         )
         for size in args.sizes:
             store, data_dir, slug = await open_store(size, Path(scratch))
@@ -305,7 +315,8 @@ async def main() -> None:
                 print(
                     f"{name:18}{found.ms('app'):>9.2f}{found.ms('schema'):>11.2f}"
                     f"{found.ms('floor'):>10.2f}{found.ratio('app'):>11.2f}"
-                    f"{found.ratio('schema'):>14.2f}",
+                    f"{found.ratio('schema'):>14.2f}{found.cpu_ms('app'):>12.2f}"
+                    f"{found.cpu_ms('schema'):>15.2f}",
                     flush=True,
                 )
                 if args.store_inline and isinstance(store, SqliteStore):
@@ -328,8 +339,9 @@ async def main() -> None:
     print(
         "\nms: median per request (of each round's median). Ratios: the median of each "
         "round's. app: through HTTP (ASGI); schema: schema.execute, fresh context; floor: "
-        "graphql-core's default resolvers over the answer as plain dicts. "
-        "Bar (issue 19): app/floor <= 2."
+        "graphql-core's default resolvers over the answer as plain dicts. CPU ms: the "
+        "process's CPU time per request (the store's thread too; the median of each round's "
+        "mean): what one recomputation of a page costs. Bar (issue 19): app/floor <= 2."
     )
 
 

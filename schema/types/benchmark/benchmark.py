@@ -124,7 +124,7 @@ class Benchmark(SlugNode, Revised):
         """The benchmark its document shows, answered from as far as what it was read with
         goes (a catalog row's summary, a page's neighbourhood): a field that needs more loads
         it (schema.types.benchmark.loading)."""
-        return cls(**BENCHMARK_FIELDS.of(loaded.doc), loaded=loaded)
+        return cls(**loaded.own_fields(BENCHMARK_FIELDS.of), loaded=loaded)
 
     @classmethod
     async def resolve_nodes(  # type: ignore[override]
