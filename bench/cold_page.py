@@ -10,12 +10,16 @@ store. Measured side by side, in interleaved rounds (each round runs every kind 
   schema.graphql, with its default resolvers over (a)'s JSON answer as plain dicts: what
   GraphQL execution itself costs for this page, with no data to find.
 On the bundled data and on a SYNTHETIC 1,000-benchmark almanac (bench/synthetic.py).
-Bar (issue 19): (a) ≤ 2x (c).
+Bar (issue 19): (a) ≤ 2x (c). Each kind's CPU time per request is printed too (the process's,
+the store's thread included): what one recomputation of a page costs (issue 30).
 
     .venv/bin/python bench/cold_page.py [--rounds 40] [--per-round 5] [--sizes 0 1000]
     .venv/bin/python bench/cold_page.py --profile app   # cProfile of (a), top functions
     .venv/bin/python bench/cold_page.py --store-inline  # also (a), the store's reads inline
+    .venv/bin/python bench/cold_page.py --against REV   # this tree beside REV's, interleaved
 
+`--against REV` measures the code of git revision REV (its files, in a scratch directory) beside
+this tree's: one process each, a round of each in turn, so that both meet the same load.
 Size 0 is the bundled data. `--first-view` also measures (a) on each benchmark of the big
 category in turn, so that no derived leaderboard kept from an earlier request helps.
 """
@@ -24,11 +28,15 @@ import argparse
 import asyncio
 import contextlib
 import cProfile
+import io
 import json
+import os
 import pstats
 import sqlite3
 import statistics
+import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -54,6 +62,7 @@ from store.sqlite import SqliteStore
 
 T = TypeVar("T")
 SDL = ROOT / "schema.graphql"
+SCRIPT = Path(__file__).resolve()
 KINDS = ("app", "schema", "floor")
 INLINE = "inline"  # (a) with the store's reads run on the event loop, not its thread
 
@@ -201,12 +210,26 @@ async def store_calls(page: Page, requests: int) -> tuple[float, float, float]:
 
 @dataclass(frozen=True)
 class Measured:
-    """Per kind, its median ms in each round."""
+    """Per kind, its median ms in each round, and the CPU ms of its requests in each round
+    (the process's: the store's thread too)."""
 
     rounds: dict[str, list[float]]
+    cpu_rounds: dict[str, list[float]]
 
     def ms(self, kind: str) -> float:
         return statistics.median(self.rounds[kind])
+
+    def cpu_ms(self, kind: str) -> float:
+        """CPU ms per request: what one recomputation of the page costs the machine."""
+        return statistics.median(self.cpu_rounds[kind])
+
+    def line(self) -> str:
+        """The figures under HEADINGS."""
+        return (
+            f"{self.ms('app'):>9.2f}{self.ms('schema'):>11.2f}{self.ms('floor'):>10.2f}"
+            f"{self.ratio('app'):>11.2f}{self.ratio('schema'):>14.2f}"
+            f"{self.cpu_ms('app'):>12.2f}{self.cpu_ms('schema'):>15.2f}"
+        )
 
     def ratio(self, kind: str, to: str = "floor") -> float:
         """The median of the rounds' ratios: each round's two kinds ran within moments of each
@@ -215,23 +238,32 @@ class Measured:
         return statistics.median(mine / theirs for mine, theirs in pairs)
 
 
+HEADINGS = (
+    f"{'app ms':>9}{'schema ms':>11}{'floor ms':>10}{'app/floor':>11}{'schema/floor':>14}"
+    f"{'app CPU ms':>12}{'schema CPU ms':>15}"
+)
+
+
 async def measure(
     page: Page, rounds: int, per_round: int, kinds: tuple[str, ...] = KINDS
 ) -> Measured:
     """ms per request of each kind, over interleaved rounds (the order turning)."""
     timings: dict[str, list[float]] = {kind: [] for kind in kinds}
+    cpu: dict[str, list[float]] = {kind: [] for kind in kinds}
     for round_ in range(rounds):
         turn = round_ % len(kinds)
         order = kinds[turn:] + kinds[:turn]
         for kind in order:
             run = page.runner(kind)
             times = []
+            cpu_began = time.process_time()
             for _ in range(per_round):
                 began = time.perf_counter()
                 await run()
                 times.append((time.perf_counter() - began) * 1000)
+            cpu[kind].append((time.process_time() - cpu_began) * 1000 / per_round)
             timings[kind].append(statistics.median(times))
-    return Measured(timings)
+    return Measured(timings, cpu)
 
 
 async def first_views(page: Page, slugs: list[str]) -> float:
@@ -272,6 +304,96 @@ async def open_store(size: int, scratch: Path) -> tuple[Store, Path, str]:
     return store, data_dir, SYNTHETIC_SLUG
 
 
+async def worker(size: int, per_round: int) -> None:
+    """One side of `--against`: a round of every kind per line read, its figures as JSON."""
+    with tempfile.TemporaryDirectory(prefix="almanac-cold-page-") as scratch:
+        store, data_dir, slug = await open_store(size, Path(scratch))
+        page = Page(store, data_dir, slug)
+        try:
+            await page.start()
+            await measure(page, 2, per_round)
+            print("ready", flush=True)
+            for _ in sys.stdin:
+                found = await measure(page, 1, per_round)
+                print(json.dumps([found.rounds, found.cpu_rounds]), flush=True)
+        finally:
+            await page.close()
+            await store.close()
+
+
+class Side:
+    """A `--worker` process running the code of one tree."""
+
+    def __init__(self, name: str, tree: Path) -> None:
+        self.name, self.tree = name, tree
+        self.found = Measured({k: [] for k in KINDS}, {k: [] for k in KINDS})
+
+    async def start(self, size: int, per_round: int) -> None:
+        command = ["--worker", "--sizes", str(size), "--per-round", str(per_round)]
+        self.process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            str(SCRIPT),
+            *command,
+            cwd=self.tree,
+            env={**os.environ, "PYTHONPATH": str(self.tree)},
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        assert await self.line() == "ready", f"{self.name} did not start"
+
+    async def line(self) -> str:
+        assert self.process.stdout is not None
+        return (await self.process.stdout.readline()).decode().strip()
+
+    async def round(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(b"run\n")
+        rounds, cpu = json.loads(await self.line())
+        for kind in KINDS:
+            self.found.rounds[kind] += rounds[kind]
+            self.found.cpu_rounds[kind] += cpu[kind]
+
+    async def stop(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        await self.process.wait()
+
+
+def unpacked(revision: str, into: Path) -> Path:
+    """The files of `revision` of this repository, in `into`."""
+    tar = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", revision], check=True, capture_output=True
+    ).stdout
+    with tarfile.open(fileobj=io.BytesIO(tar)) as files:
+        files.extractall(into, filter="data")
+    return into
+
+
+async def against(revision: str, sizes: list[int], rounds: int, per_round: int) -> None:
+    """This tree's cold page beside `revision`'s, a round of each in turn."""
+    with tempfile.TemporaryDirectory(prefix="almanac-cold-page-against-") as scratch:
+        before = unpacked(revision, Path(scratch))
+        print(f"{'':26}{HEADINGS}")
+        for size in sizes:
+            sides = [Side(revision[:12], before), Side("this tree", ROOT)]
+            for side in sides:
+                await side.start(size, per_round)
+            for round_ in range(rounds):
+                for side in sides if round_ % 2 else sides[::-1]:
+                    await side.round()
+            for side in sides:
+                await side.stop()
+                found = side.found
+                name = f"{'bundled' if size == 0 else f'synthetic {size}'}, {side.name}"
+                print(f"{name:26}{found.line()}", flush=True)
+            old, new = (side.found.cpu_rounds for side in sides)
+            for kind in ("app", "schema"):
+                pairs = zip(new[kind], old[kind], strict=True)
+                ratio = statistics.median(mine / theirs for mine, theirs in pairs)
+                print(f"  {kind} CPU, this tree / {revision[:12]}: {ratio:.2f}")
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=40)
@@ -284,12 +406,15 @@ async def main() -> None:
         action="store_true",
         help="also (a) with the store's reads run inline on the event loop (measured only)",
     )
+    parser.add_argument("--against", metavar="REV", help="beside git revision REV's code")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.worker:
+        return await worker(args.sizes[0], args.per_round)
+    if args.against:
+        return await against(args.against, args.sizes, args.rounds, args.per_round)
     with tempfile.TemporaryDirectory(prefix="almanac-cold-page-") as scratch:
-        print(
-            f"{'':18}{'app ms':>9}{'schema ms':>11}{'floor ms':>10}{'app/floor':>11}"
-            f"{'schema/floor':>14}"
-        )
+        print(f"{'':18}{HEADINGS}")
         for size in args.sizes:
             store, data_dir, slug = await open_store(size, Path(scratch))
             page = Page(store, data_dir, slug)
@@ -302,12 +427,7 @@ async def main() -> None:
                 kinds = (*KINDS, INLINE) if args.store_inline else KINDS
                 found = await measure(page, args.rounds, args.per_round, kinds)
                 name = "bundled" if size == 0 else f"synthetic {size}"
-                print(
-                    f"{name:18}{found.ms('app'):>9.2f}{found.ms('schema'):>11.2f}"
-                    f"{found.ms('floor'):>10.2f}{found.ratio('app'):>11.2f}"
-                    f"{found.ratio('schema'):>14.2f}",
-                    flush=True,
-                )
+                print(f"{name:18}{found.line()}", flush=True)
                 if args.store_inline and isinstance(store, SqliteStore):
                     print(
                         f"{'  store inline':18}{found.ms(INLINE):>9.2f}{'':21}"
@@ -328,8 +448,9 @@ async def main() -> None:
     print(
         "\nms: median per request (of each round's median). Ratios: the median of each "
         "round's. app: through HTTP (ASGI); schema: schema.execute, fresh context; floor: "
-        "graphql-core's default resolvers over the answer as plain dicts. "
-        "Bar (issue 19): app/floor <= 2."
+        "graphql-core's default resolvers over the answer as plain dicts. CPU ms: the "
+        "process's CPU time per request (the store's thread too; the median of each round's "
+        "mean): what one recomputation of a page costs. Bar (issue 19): app/floor <= 2."
     )
 
 

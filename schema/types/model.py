@@ -4,6 +4,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Annotated, Self
 
 import strawberry
+from strawberry import relay
 
 from schema.context import Context
 from schema.types.lab import Lab
@@ -14,6 +15,8 @@ from schema.vocabulary import (
     SlugNode,
     StoredFields,
     connection,
+    global_id,
+    node_id,
     page,
     page_of,
     slice_size,
@@ -38,6 +41,7 @@ DEFAULT_RESULTS = 50
     )
 )
 class Model(SlugNode, Revised):
+    id: relay.GlobalID = node_id()
     slug: str = strawberry.field(description="Stable URL slug; never reused.")
 
     name: str = strawberry.field(description="The almanac's name for it, e.g. `Qwen-14B`.")
@@ -54,7 +58,7 @@ class Model(SlugNode, Revised):
 
     @classmethod
     def from_doc(cls, doc: ModelDoc) -> Self:
-        return cls(**MODEL_FIELDS.of(doc), doc=doc)
+        return cls(**MODEL_FIELDS.of(doc), id=global_id("Model", doc["slug"]), doc=doc)
 
     @classmethod
     def from_optional_doc(cls, doc: ModelDoc | None) -> Self | None:

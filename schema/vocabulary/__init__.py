@@ -22,7 +22,7 @@ from schema.vocabulary.inputs import (
     as_plain,
     camel_case,
 )
-from schema.vocabulary.node import SlugNode
+from schema.vocabulary.node import SlugNode, global_id, node_id
 from schema.vocabulary.pagination import (
     MAX_LIST_SLICE,
     MAX_PAGE_SIZE,
@@ -83,6 +83,8 @@ __all__ = [
     "encode_cursor",
     "encode_key_cursor",
     "encode_numbered_cursor",
+    "global_id",
+    "node_id",
     "page",
     "page_of",
     "slice_size",

@@ -1,7 +1,8 @@
 """An object type's fields read off its stored document by the type's own declarations, so that
 no type writes its fields out a second time to build itself.
 
-Each field the type stores (one without a resolver; private fields are not in the schema) is
+Each field the type stores (one without a resolver, other than a Node's `id`; private fields
+are not in the schema) is
 the document's value under the field's name, made into the field's type: an enum by its name, a
 nested type by its `from_doc`, anything else as it is. A key the document's TypedDict marks
 `NotRequired` (absent in older documents) reads as null.
@@ -46,7 +47,8 @@ class StoredFields:
         self.absent_in_older: list[str] = []  # copied as they are, null if absent
         self.converted: list[tuple[str, Convert, bool]] = []  # with whether it may be absent
         for field in get_object_definition(type_, strict=True).fields:
-            if field.base_resolver is not None:
+            # A global `id` is made from the slug (schema.vocabulary.node), never stored.
+            if field.base_resolver is not None or field.python_name == "id":
                 continue
             name = field.python_name
             convert = _convert(field.type)

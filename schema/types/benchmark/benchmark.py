@@ -3,9 +3,10 @@ loads what a field needs is schema.types.benchmark.loading's."""
 
 from collections.abc import Iterable
 from dataclasses import replace
-from typing import Self
+from typing import Any, Self
 
 import strawberry
+from strawberry import relay
 
 from editing import MAX_TRACKS
 from resolvers import Board, changes_by_read, family, when_test_set_published
@@ -54,6 +55,8 @@ from schema.vocabulary import (
     TaskAvailability,
     at_most,
     connection,
+    global_id,
+    node_id,
     page,
     page_of,
     slice_size,
@@ -77,6 +80,7 @@ from store import (
     )
 )
 class Benchmark(SlugNode, Revised):
+    id: relay.GlobalID = node_id()
     slug: str = strawberry.field(description="Stable URL slug; never reused.")
 
     name: str = strawberry.field(description="Its name as the site shows it.")
@@ -124,7 +128,7 @@ class Benchmark(SlugNode, Revised):
         """The benchmark its document shows, answered from as far as what it was read with
         goes (a catalog row's summary, a page's neighbourhood): a field that needs more loads
         it (schema.types.benchmark.loading)."""
-        return cls(**BENCHMARK_FIELDS.of(loaded.doc), loaded=loaded)
+        return cls(**loaded.own_fields(own_fields), loaded=loaded)
 
     @classmethod
     async def resolve_nodes(  # type: ignore[override]
@@ -408,6 +412,13 @@ class Benchmark(SlugNode, Revised):
 
 
 BENCHMARK_FIELDS = StoredFields(Benchmark, BenchmarkSummaryDoc)
+
+
+def own_fields(doc: BenchmarkSummaryDoc) -> dict[str, Any]:
+    """What a Benchmark is built with besides how it loads: its stored fields and its `id`."""
+    return {**BENCHMARK_FIELDS.of(doc), "id": global_id("Benchmark", doc["slug"])}
+
+
 REPORT_FIELDS = StoredFields(ModelCardReport)
 
 

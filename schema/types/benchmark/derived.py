@@ -1,6 +1,7 @@
 """Each benchmark's derived leaderboard (best row per model, ranks, leaders, counts) and its
 scores over time, computed once per version of what they read and kept in a bounded
-per-process cache, not per request.
+per-process cache, not per request; so are a benchmark's own fields as its type shows them, and
+the rows of the leaders stored with a summary (a catalog row's, a page's siblings').
 
 A leaderboard is read off a benchmark's entries and the tracked models they name. So it is kept
 under the benchmark's version (slug, revision, time and author of its last change) and the
@@ -15,10 +16,10 @@ from it. A document a change made (a mutation's answer; a dry run's is never wri
 write that does take its revision may be another) is computed afresh.
 """
 
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TypeVar, cast
+from typing import Any, TypeVar, cast
 from weakref import WeakKeyDictionary
 
 from request_limits import BoundedCache
@@ -39,7 +40,7 @@ from resolvers import (
 from resolvers import scores_over_time as points_over_time
 from schema.types.leaderboard import LeaderboardRow, ScorePoint
 from schema.types.model import Model
-from store import BenchmarkDoc, EntryDoc, ModelDoc, Store, underlying
+from store import BenchmarkDoc, BenchmarkSummaryDoc, EntryDoc, ModelDoc, PlaceDoc, Store, underlying
 
 # Measured with tracemalloc on synthetic 100-row boards (bench/synthetic.py), every figure asked
 # for: some 500 bytes of objects a row, plus the entry it keeps from being freed (some 600); a
@@ -48,14 +49,20 @@ ROW_BYTES = 1_200
 POINT_BYTES = 250
 BOARD_BYTES = 6_000
 NAMES_BYTES_PER_NAME = 100
+# A benchmark's own fields as its type holds them (its metric, source and lab, the strings it
+# keeps from being freed) some 6,000 bytes; a stored leader's row some 3,000, with its share of
+# the summary it keeps (synthetic catalog rows).
+FIELDS_BYTES = 6_000
+PLACE_BYTES = 3_000
 KEPT_BOARD_BYTES = 48 * 1024 * 1024
 KEPT_NAMES_BYTES = 8 * 1024 * 1024
+KEPT_FIELDS_BYTES = 8 * 1024 * 1024
 
 Version = tuple[str, int, Hashable, str]
 T = TypeVar("T")
 
 
-def identity(doc: BenchmarkDoc | ModelDoc) -> Version:
+def identity(doc: BenchmarkSummaryDoc | ModelDoc) -> Version:
     """What tells one written version of a document from the others in its store: slug,
     revision, and when and by whom it was last changed."""
     return doc["slug"], doc["revision"], doc["updated_at"], doc["updated_by"]
@@ -133,6 +140,12 @@ class KeptBoards:
         self.points: BoundedCache[Hashable, list[ScorePoint]] = BoundedCache(
             KEPT_BOARD_BYTES // 4, _points_size
         )
+        self.fields: BoundedCache[Hashable, Mapping[str, Any]] = BoundedCache(
+            KEPT_FIELDS_BYTES, lambda _: FIELDS_BYTES
+        )
+        self.places: BoundedCache[Hashable, LeaderboardRow] = BoundedCache(
+            KEPT_FIELDS_BYTES, lambda _: PLACE_BYTES
+        )
 
 
 _kept: "WeakKeyDictionary[Store, KeptBoards]" = WeakKeyDictionary()
@@ -146,6 +159,48 @@ def kept_for(store: Store) -> KeptBoards:
     found = _kept.get(store)
     if found is None:
         found = _kept[store] = KeptBoards()
+    return found
+
+
+def own_fields(
+    doc: BenchmarkSummaryDoc,
+    kept: KeptBoards | None,
+    read: Callable[[BenchmarkSummaryDoc], dict[str, Any]],
+) -> Mapping[str, Any]:
+    """The benchmark's own fields, as `read` reads them off its document (its enums, metric,
+    source and lab made into the schema's types): kept per version of the benchmark, if
+    `kept`. A page shows a dozen benchmarks (its family, its siblings): reading them anew is
+    the most a page's own code spends. What is kept is shared: never changed in place."""
+    if kept is None:
+        return read(doc)
+    key = identity(doc)
+    found = kept.fields.get(key)
+    if found is None:
+        found = read(doc)
+        kept.fields.put(key, found)
+    return found
+
+
+def placed_row(
+    doc: BenchmarkSummaryDoc, place: PlaceDoc, model: ModelDoc | None, kept: KeptBoards | None
+) -> LeaderboardRow:
+    """A leader stored with the benchmark's summary as a row, with its tracked model as it is
+    now: kept per version of the benchmark and of the model, if `kept`."""
+    if kept is None:
+        return LeaderboardRow.from_place(place, model, doc)
+    # Stored leaders are placed anew at the same revision when the tracked models change
+    # (editing.workspace): the place itself is in the key, its entry by name, setting and score.
+    entry = place["entry"]
+    key = (
+        identity(doc),
+        _version_or_none(model),
+        (place["rank"], place["best"], place["worst"], place["tied_with_leader"]),
+        (entry["model_name"], entry["setting"], entry["score"]),
+    )
+    found = kept.places.get(key)
+    if found is None:
+        found = LeaderboardRow.from_place(place, model, doc)
+        kept.places.put(key, found)
     return found
 
 

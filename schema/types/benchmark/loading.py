@@ -38,6 +38,8 @@ from schema.types.benchmark.derived import (
     history_names_of,
     kept_for,
     names_of,
+    own_fields,
+    placed_row,
     scores_over_time,
 )
 from schema.types.benchmark.parts import EVERYTHING, report_filter
@@ -120,6 +122,13 @@ class Loaded:
     def kept(self) -> KeptBoards | None:
         return kept_for(self.context.store) if self.stored else None
 
+    def own_fields(
+        self, read: Callable[[BenchmarkSummaryDoc], dict[str, Any]]
+    ) -> Mapping[str, Any]:
+        """The benchmark's own fields, as `read` reads them off its document (kept if
+        `stored`)."""
+        return own_fields(self.doc, self.kept(), read)
+
     def with_whole(self, answer: Callable[[], T]) -> T:
         """`answer` at once if this benchmark came whole; else once its whole document is
         loaded, through the request's loader: one store call for every row that asks."""
@@ -157,13 +166,13 @@ class Loaded:
             return None
         slug = place["model"]
         if slug is None:
-            return LeaderboardRow.from_place(place, None, self.doc)
+            return placed_row(self.doc, place, None, self.kept())
         if slug in self.leader_models:
-            return LeaderboardRow.from_place(place, self.leader_models[slug], self.doc)
+            return placed_row(self.doc, place, self.leader_models[slug], self.kept())
 
         async def with_model() -> LeaderboardRow:
             model = await self.context.loaders.model_by_slug.load(slug)
-            return LeaderboardRow.from_place(place, model, self.doc)
+            return placed_row(self.doc, place, model, self.kept())
 
         return deferred(with_model())
 
