@@ -42,6 +42,12 @@ from server.charges import Charges, client_of
 from server.exchange import Exchange, begin_exchange, exchange_of
 from server.graphql.admission import QUERIES, QUERIES_AND_MUTATIONS, SUBSCRIPTIONS, Gate, NotCarried
 from server.graphql.graphiql import graphiql_page
+from server.graphql.min_change import (
+    CHANGE_CURSOR_EXTENSION,
+    CHANGE_CURSOR_HEADER,
+    HEADER,
+    ChangeNotReached,
+)
 from server.graphql.operations import KeptLookup
 from server.graphql.request import read_requests, response_media_type
 from server.graphql.response import failed, outcome, result_document
@@ -55,6 +61,7 @@ from server.graphql.subscriptions.protocols import (
 from server.graphql.subscriptions.slow_subscribers import report_too_slow, stream_within
 from server.http_caching import conditional
 from server.settings import Settings
+from store import encode_change_cursor
 
 SSE = SSETransport()
 """GraphQL over SSE (Strawberry's): what tells a request asking for a stream of events."""
@@ -296,6 +303,8 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         body = self.encode_json(documents if batched else documents[0])
         response = Response(body, status, None, exchange.media_type)
         response.raw_headers.extend(headers)
+        if (newest := context.changes.newest) is not None:  # the request changed something
+            response.headers[CHANGE_CURSOR_HEADER] = encode_change_cursor(newest)
         return response
 
     async def answer(
@@ -310,10 +319,15 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         same text and variables, under the same rules), or its document admitted whole and
         run now (being priced, a batch's operation is run every time: only priced)."""
         meter, method = _meter(context), request.method
-        priced = len(meter.costs)
+        priced, changed = len(meter.costs), context.changes.newest
         carried = QUERIES if method == "GET" else QUERIES_AND_MUTATIONS
         try:
             text = await self.gate.text(context, request_data)
+            pricing = meter.mode is MeterMode.PRICE
+            minimum = request.headers.get(HEADER)
+            await self.gate.fresh_enough(
+                context, request_data, minimum, exchange.deadline, wait=not pricing
+            )
             kept = self.kept.find(context) if meter.mode is not MeterMode.PRICE else None
             if kept is not None:
                 if method == "GET" and (
@@ -333,6 +347,9 @@ class AlmanacGraphQL(GraphQL[Context, None]):
                     result = await self.kept.or_run(context, exchange, run)
         except NotCarried:
             raise  # the request is refused whole (a GET's mutation: 405)
+        except ChangeNotReached as refusal:
+            exchange.timed_out = True
+            result = failed(refusal)
         except ApiError as refusal:
             result = failed(refusal)
         except GraphQLError as error:  # the parser's refusal
@@ -345,7 +362,15 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         finally:
             if exchange.operation is None:  # named as it was sent, or as the gate found it
                 exchange.operation = operation_name(context, request_data)
-        return await self.charges.settle(meter, priced, result, request_data.variables)
+        settled = await self.charges.settle(meter, priced, result, request_data.variables)
+        # The request's operations run one after another, so a newer change is this one's.
+        if (made := context.changes.newest) is not None and made != changed:
+            self.gate.made(context, made)
+            settled.extensions = {
+                **(settled.extensions or {}),
+                CHANGE_CURSOR_EXTENSION: encode_change_cursor(made),
+            }
+        return settled
 
     async def run_pipeline(
         self,
