@@ -294,6 +294,7 @@ class LogFollower:
         """The sequence number up to which every change was applied here."""
         self.started = False
         self._applied: set[int] = set()  # applied here, ahead of `followed`
+        self._wanted = asyncio.Event()  # set by `applied`: read the log now, not at the poll
 
     def start(self, newest: int) -> None:
         """Follow from `newest`: everything up to it was stored before this process kept
@@ -334,7 +335,7 @@ class LogFollower:
                     self.start((await newest())[1])
                 await self.catch_up(read)
                 self.version.known, failing = True, False
-                await asyncio.sleep(POLL_SECONDS)
+                await self._next_poll()
             except failures as error:
                 self.version.known = False
                 if not failing:
@@ -346,6 +347,22 @@ class LogFollower:
                     )
                 failing = True
                 await asyncio.sleep(RETRY_SECONDS)
+
+    async def _next_poll(self) -> None:
+        """Until it is time to read the log again: `POLL_SECONDS`, or sooner if a reader wants
+        a change not applied yet (cleared before the read, so a wish made during it counts)."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(POLL_SECONDS):
+                await self._wanted.wait()
+        self._wanted.clear()
+
+    async def applied(self, sequence: int) -> None:
+        """Return once every change up to `sequence` is applied here, the log read for it at
+        once rather than at the next poll (read-your-writes: a client waits). Unbounded: the
+        caller bounds it."""
+        if self.version.applied_through < sequence:
+            self._wanted.set()
+            await self.version.reached(sequence)
 
     def apply(self, changes: Iterable[Change]) -> None:
         """Apply changes read from the log after `followed`, oldest first."""

@@ -216,6 +216,11 @@ class ChangeLog(Protocol):
         newest_first: bool = False,
     ) -> list[Change]: ...
     async def change_bounds(self) -> tuple[int, int]: ...
+    @r.lifelong  # a wait, not a call to time: neither watched nor noted
+    async def change_applied(self, sequence: int) -> None:
+        """Return once this process has applied every change up to `sequence` (its follower
+        reading the log for it at once). Unbounded: the caller bounds it (a request)."""
+        ...
 
 
 class Webhooks(Protocol):

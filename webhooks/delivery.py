@@ -37,7 +37,7 @@ from standardwebhooks import Webhook
 
 from store import Change, DeliveryDoc, Store, WebhookDoc
 from webhooks.destinations import Destinations, Refused, Target
-from webhooks.events import change_body, change_filter, event_id, event_headers, new_delivery
+from webhooks.events import change_body, change_filter, event_headers, event_id, new_delivery
 
 log = logging.getLogger("almanac.webhooks")
 

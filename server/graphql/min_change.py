@@ -4,8 +4,9 @@ A client that made a change, or learnt of one (a mutation's `extensions.changeCu
 `Almanac-Change-Cursor` header, a change's `cursor` in the feed, a subscription's event or a
 webhook's delivery), sends that cursor as `Almanac-Min-Change` (or an operation's
 `extensions.minChange`). Before the operation is answered, whichever process answers it has
-applied every change up to that one (store.DataVersion.reached: its own changes as it makes
-them, the others' as its change-log follower reads them), waiting within the request's deadline.
+applied every change up to that one (its own changes as it makes them, the others' as its
+change-log follower reads them, told to read the log at once: Store.change_applied), waiting
+within the request's deadline.
 A key gets the changes it made through this process without sending anything (`OwnChanges`). A
 cursor of a change not yet logged could never be reached: it is refused at once, not waited on.
 """
@@ -97,7 +98,7 @@ async def reached(store: Store, sequence: int, deadline: float | None) -> None:
     began = time.monotonic()
     try:
         async with asyncio.timeout_at(deadline):
-            await version.reached(sequence)
+            await store.change_applied(sequence)
     except TimeoutError:
         MIN_CHANGE_WAIT_SECONDS.observe(time.monotonic() - began)
         TIMED_OUT.inc()
