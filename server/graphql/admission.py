@@ -12,7 +12,7 @@ in this order, before the store is read for it or anything of it runs:
 4. the operation the spec's GetOperation selects, of a kind its transport carries;
 5. the caller: its key, identified as the request or the connection began, and for a
    connection checked again (revoked since?);
-6. over HTTP, its minimum change (read-your-writes, server.graphql.min_change): asked for, or
+6. over HTTP, its minimum change (read-your-writes, server.min_change): asked for, or
    the caller's own last change here, applied in this process before anything is read for it,
    the warm path included (`fresh_enough`), waited for within the request's deadline;
 then, at the pipeline's first hooks and before any resolver, the same for every transport:
@@ -39,9 +39,9 @@ from request_limits import selected_operation
 from schema import Admitted, Context, known_document, parsed_or_refused
 from server.body_limit import text_over
 from server.charges import Charges
-from server.graphql.min_change import OwnChanges, asked, reached
 from server.graphql.operations import OperationText
 from server.graphql.services import SharedServices
+from server.min_change import OwnChanges, asked, reached
 from server.settings import Settings
 
 Carried = frozenset[OperationType]

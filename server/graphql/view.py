@@ -42,12 +42,6 @@ from server.charges import Charges, client_of
 from server.exchange import Exchange, begin_exchange, exchange_of
 from server.graphql.admission import QUERIES, QUERIES_AND_MUTATIONS, SUBSCRIPTIONS, Gate, NotCarried
 from server.graphql.graphiql import graphiql_page
-from server.graphql.min_change import (
-    CHANGE_CURSOR_EXTENSION,
-    CHANGE_CURSOR_HEADER,
-    HEADER,
-    ChangeNotReached,
-)
 from server.graphql.operations import KeptLookup
 from server.graphql.request import read_requests, response_media_type
 from server.graphql.response import failed, outcome, result_document
@@ -60,6 +54,12 @@ from server.graphql.subscriptions.protocols import (
 )
 from server.graphql.subscriptions.slow_subscribers import report_too_slow, stream_within
 from server.http_caching import conditional
+from server.min_change import (
+    CHANGE_CURSOR_EXTENSION,
+    CHANGE_CURSOR_HEADER,
+    HEADER,
+    ChangeNotReached,
+)
 from server.settings import Settings
 from store import encode_change_cursor
 

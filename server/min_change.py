@@ -9,6 +9,10 @@ change-log follower reads them, told to read the log at once: Store.change_appli
 within the request's deadline.
 A key gets the changes it made through this process without sending anything (`OwnChanges`). A
 cursor of a change not yet logged could never be reached: it is refused at once, not waited on.
+
+GraphQL waits at admission, per operation (server.graphql.admission); the other GET resources
+(downloads, the exports, the feeds: answers kept until what they read changes, as GraphQL's
+are) wait once the caller is known (`request_reached`), on the header alone.
 """
 
 import asyncio
@@ -106,6 +110,14 @@ async def reached(store: Store, sequence: int, deadline: float | None) -> None:
             f"This server had not applied the change asked for ({sequence}; applied through "
             f"{version.applied_through}) within the request's deadline: try again.",
             code=ErrorCode.CHANGE_NOT_REACHED,
+            status=504,
         ) from None
     MIN_CHANGE_WAIT_SECONDS.observe(time.monotonic() - began)
     WAITED.inc()
+
+
+async def request_reached(store: Store, header: str | None, seconds: float) -> None:
+    """A request that is not GraphQL: the change its `Almanac-Min-Change` `header` names
+    applied here within `seconds` (the request's timeout), or why not (`ApiError`)."""
+    if sequence := asked(header, None):
+        await reached(store, sequence, asyncio.get_running_loop().time() + seconds)

@@ -1,4 +1,4 @@
-"""Read-your-writes through the real paths (server.graphql.min_change): a mutation answers with
+"""Read-your-writes through the real paths (server.min_change): a mutation answers with
 its change's cursor (`extensions.changeCursor`, `Almanac-Change-Cursor`), a read sent with it
 (`Almanac-Min-Change`, `extensions.minChange`) is answered only once the process answering has
 applied that change, on both stores, and across the workers of `almanac serve --workers 2`; a
@@ -79,11 +79,12 @@ async def following(store: Store) -> AsyncIterator[None]:
             await task
 
 
-async def described_elsewhere(other: Store, text: str) -> str:
-    """The description changed by the other process: the cursor of its change."""
+async def described_elsewhere(other: Store, text: str, name: str | None = None) -> str:
+    """The description (or the name) changed by the other process: its change's cursor."""
     receipt = ChangeReceipt()
     editor = Editor(other, by="elsewhere", receipt=receipt)
-    await editor.update_benchmark(SLUG, BenchmarkFields(description=text), None)
+    changed = BenchmarkFields(name=name) if name else BenchmarkFields(description=text)
+    await editor.update_benchmark(SLUG, changed, None)
     assert receipt.newest is not None
     return encode_change_cursor(receipt.newest)
 
@@ -211,6 +212,27 @@ async def test_a_key_reads_its_own_writes_without_sending_anything(
     assert code(waited) == "CHANGE_NOT_REACHED"
     async with following(store):
         assert description(await read(client, key=key)) == "Described here"
+
+
+async def test_a_download_or_export_with_a_cursor_waits_for_its_change(
+    client: httpx.AsyncClient, store: Store, other: Store
+) -> None:
+    """The other GET resources keep answers as GraphQL does: the header holds for them too."""
+    download = f"/benchmarks/{SLUG}.json"
+    before = (await client.get(download)).json()["name"]
+    cursor = await described_elsewhere(other, "", name="Renamed elsewhere")
+    assert (await client.get(download)).json()["name"] == before  # kept, not applied yet
+    asked = {"almanac-min-change": cursor}
+    for path in (download, "/export.ndjson", "/changes.atom"):
+        refused = await client.get(path, headers=asked)
+        assert (refused.status_code, code(refused)) == (504, "CHANGE_NOT_REACHED"), path
+        assert refused.headers["almanac-cost"] == str(MINIMUM)
+    malformed = await client.get("/export.ndjson", headers={"almanac-min-change": "nope"})
+    assert (malformed.status_code, code(malformed)) == (400, "BAD_REQUEST")
+    async with following(store):
+        assert (await client.get(download, headers=asked)).json()["name"] == "Renamed elsewhere"
+        exported = await client.get("/export.ndjson", headers=asked)
+        assert b"Renamed elsewhere" in exported.content
 
 
 async def test_a_malformed_or_future_cursor_is_refused_at_once(
