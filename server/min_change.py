@@ -61,26 +61,29 @@ class OwnChanges:
         return self._last.get(key)
 
 
-def asked(header: str | None, extensions: Mapping[str, object] | None) -> int | None:
-    """The minimum change a request asks for (None: none): the later of its header's and its
-    operation's extension's. A value that is not a change cursor of this API is refused."""
-    named: list[tuple[str, object]] = [("the Almanac-Min-Change header", header)]
-    if extensions is not None and EXTENSION in extensions:
-        named.append((f"extensions.{EXTENSION}", extensions[EXTENSION]))
-    found = None
-    for where, value in named:
-        if value is None:
-            continue
-        sequence = decode_change_cursor(value) if isinstance(value, str) else None
-        if sequence is None:
-            raise ApiError(
-                f"{where} is not a change cursor this API gave out: {shown(str(value))}. Send a "
-                "mutation's changeCursor, or a change's cursor from the feed, a subscription or "
-                "a webhook.",
-                code=ErrorCode.BAD_REQUEST,
-            )
-        found = sequence if found is None else max(found, sequence)
-    return found
+def header_minimum(headers: Mapping[str, str]) -> int | None:
+    """The change a request's `Almanac-Min-Change` names (None: none); a value that is not a
+    change cursor of this API refuses the request."""
+    return _decoded(headers.get(HEADER), "the Almanac-Min-Change header")
+
+
+def operation_minimum(extensions: Mapping[str, object] | None) -> int | None:
+    """The change an operation's `extensions.minChange` names (None: none), or its refusal."""
+    return _decoded((extensions or {}).get(EXTENSION), f"extensions.{EXTENSION}")
+
+
+def _decoded(value: object, where: str) -> int | None:
+    if value is None:
+        return None
+    sequence = decode_change_cursor(value) if isinstance(value, str) else None
+    if sequence is None:
+        raise ApiError(
+            f"{where} is not a change cursor this API gave out: {shown(value)}. Send a "
+            "mutation's changeCursor, or a change's cursor from the feed, a subscription or a "
+            "webhook.",
+            code=ErrorCode.BAD_REQUEST,
+        )
+    return sequence
 
 
 async def reached(store: Store, sequence: int, deadline: float | None) -> None:
@@ -116,8 +119,8 @@ async def reached(store: Store, sequence: int, deadline: float | None) -> None:
     WAITED.inc()
 
 
-async def request_reached(store: Store, header: str | None, seconds: float) -> None:
-    """A request that is not GraphQL: the change its `Almanac-Min-Change` `header` names
-    applied here within `seconds` (the request's timeout), or why not (`ApiError`)."""
-    if sequence := asked(header, None):
+async def request_reached(store: Store, headers: Mapping[str, str], seconds: float) -> None:
+    """A request that is not GraphQL: the change its `Almanac-Min-Change` names applied here
+    within `seconds` (the request's timeout), or why not (`ApiError`)."""
+    if sequence := header_minimum(headers):
         await reached(store, sequence, asyncio.get_running_loop().time() + seconds)

@@ -41,7 +41,7 @@ from server.body_limit import text_over
 from server.charges import Charges
 from server.graphql.operations import OperationText
 from server.graphql.services import SharedServices
-from server.min_change import OwnChanges, asked, reached
+from server.min_change import OwnChanges, operation_minimum, reached
 from server.settings import Settings
 
 Carried = frozenset[OperationType]
@@ -99,16 +99,16 @@ class Gate:
         self,
         context: Context,
         data: GraphQLRequestData,
-        header: str | None,
+        asked: int | None,
         deadline: float | None,
         *,
         wait: bool = True,
     ) -> None:
-        """Step 6: the operation's minimum change (`Context.min_change`), the later of what
-        the request asks (its `Almanac-Min-Change` `header`, its `extensions.minChange`) and
-        the caller's own last change here, applied in this process by `deadline`; without
-        `wait` (a batch being priced), only checked."""
-        sequences = [asked(header, data.extensions)]
+        """Step 6: the operation's minimum change (`Context.min_change`), the latest of what
+        the request asks (`asked`: its `Almanac-Min-Change`), what the operation asks (its
+        `extensions.minChange`) and the caller's own last change here, applied in this process
+        by `deadline`; without `wait` (a batch being priced), only checked."""
+        sequences = [asked, operation_minimum(data.extensions)]
         if context.identity is not None:
             sequences.append(self.own.of(context.identity.name))
         context.min_change = max((each for each in sequences if each), default=None)

@@ -57,8 +57,8 @@ from server.http_caching import conditional
 from server.min_change import (
     CHANGE_CURSOR_EXTENSION,
     CHANGE_CURSOR_HEADER,
-    HEADER,
     ChangeNotReached,
+    header_minimum,
 )
 from server.settings import Settings
 from store import encode_change_cursor
@@ -287,6 +287,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         exchange = begin_exchange(request.scope, media_type)
         identity = exchange.identity = await self.charges.identify(request)
         context = self.connection_context(request, identity)
+        header_minimum(request.headers)  # a malformed one refuses the whole request (400)
         data = await read_requests(StarletteRequestAdapter(request))
         try:
             if isinstance(data, list):
@@ -323,8 +324,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         carried = QUERIES if method == "GET" else QUERIES_AND_MUTATIONS
         try:
             text = await self.gate.text(context, request_data)
-            pricing = meter.mode is MeterMode.PRICE
-            minimum = request.headers.get(HEADER)
+            pricing, minimum = meter.mode is MeterMode.PRICE, header_minimum(request.headers)
             await self.gate.fresh_enough(
                 context, request_data, minimum, exchange.deadline, wait=not pricing
             )

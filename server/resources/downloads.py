@@ -42,7 +42,7 @@ from server.http_caching import (
     held_etag,
     matches,
 )
-from server.min_change import HEADER, request_reached
+from server.min_change import request_reached
 from server.resources.export_slots import ExportSlot, ExportSlots
 from store import SourceKind, Store
 
@@ -208,7 +208,7 @@ class Downloads:
         store = self.store
         try:
             identity = await self.charges.identify(request)
-            await request_reached(store, request.headers.get(HEADER), self.timeout)
+            await request_reached(store, request.headers, self.timeout)
             version = store.version.current
             etag = f'"{tag}-{PROCESS}-{version}"' if version is not None else None
             revalidated = etag is not None and matches(request.headers.get("if-none-match"), etag)
@@ -261,7 +261,7 @@ class Downloads:
         identity = None
         try:
             identity = await self.charges.identify(request)
-            await request_reached(self.store, request.headers.get(HEADER), self.timeout)
+            await request_reached(self.store, request.headers, self.timeout)
         except ApiError as refusal:
             return await self.charges.refused(request, identity, refusal)
         store = self.store

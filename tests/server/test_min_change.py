@@ -249,6 +249,11 @@ async def test_a_malformed_or_future_cursor_is_refused_at_once(
         assert (refused.status_code, code(refused)) == (400, "BAD_REQUEST"), refused.text
         assert refused.json()["extensions"]["cost"]["requestedQueryCost"] == MINIMUM
     refusals = waits("refused")
+    # A malformed header refuses the whole request, as HTTP-level problems are (400 with JSON).
+    legacy = await client.post(
+        "/graphql", json={"query": READ}, headers={"almanac-min-change": "nope"}
+    )
+    assert (legacy.status_code, code(legacy)) == (400, "BAD_REQUEST")
     future = await read(client, encode_change_cursor(newest + 1))
     assert code(future) == "CHANGE_NOT_FOUND"
     assert "data" not in future.json()
