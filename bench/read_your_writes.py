@@ -81,6 +81,8 @@ def serving(data: Path, workers: int) -> Iterator[str]:
     environment = {
         **os.environ,
         **UNREFUSING_BUDGET,
+        "ALMANAC_KEY_BUCKET_CAPACITY": "1000000000",  # the writer's key: nor its writes
+        "ALMANAC_KEY_RESTORE_RATE": "1000000000",
         "ALMANAC_DATA_DIR": str(data),
         "ALMANAC_LOG_LEVEL": "warning",
         "ALMANAC_SHUTDOWN_DRAIN_SECONDS": "0",
@@ -130,7 +132,8 @@ def pairs(url: str, key: str, count: int, *, with_token: bool) -> Pairs:
         for n in range(count):
             text = f"Written then read ({'with' if with_token else 'without'} token, {n})"
             written = writer.post(endpoint, json={"query": DESCRIBE, "variables": {"text": text}})
-            cursor = written.headers["almanac-change-cursor"]
+            if (cursor := written.headers.get("almanac-change-cursor")) is None:
+                raise RuntimeError(f"the write named no change: {written.text}")
             headers = {"almanac-min-change": cursor} if with_token else {}
             began = time.perf_counter()
             read = reader.post(endpoint, json=READ, headers=headers)
