@@ -8,11 +8,11 @@ either worker may take (which one answered is told by its `X-Request-ID`: each p
 its IDs a random prefix of its own). Before the pairs, both workers keep the page's answer.
 
 For each pair: the description of one benchmark written (`updateBenchmark`), its
-`Almanac-Change-Cursor` read, and the benchmark read back with it. A read that does not show its
-write is a miss (bar: 0). Then the same pairs without the header, for comparison: what a
-reader on another process may see without the token. Printed: misses, the reads' latency
-(client side: p50, p90, p99, max) and the server's own count of minimum-change waits by
-outcome (`almanac_min_change_waits_total`) with the mean wait of those that waited
+`Almanac-Change-Cursor` read, and the benchmark read back with it. A read that does not show
+its write is a miss (bar: 0). In turn with them, as many pairs without the header, for
+comparison: what a reader on another process may see without the token. Printed: misses, the
+reads' latency (client side: p50, p90, p99, max) and the server's own count of minimum-change
+waits by outcome (`almanac_min_change_waits_total`), with the mean wait of those that waited
 and their distribution (`almanac_min_change_wait_seconds`). The writer's own operations count
 among the waits too (its key's last change is its minimum), applied at once.
 
@@ -67,9 +67,8 @@ def main() -> None:
                 for _ in range(20):  # every worker keeps the answer before the writes
                     httpx.post(f"{url}/graphql", json=READ)
                 before = waits(url)
-                tokened = pairs(url, key, args.pairs, with_token=True)
+                tokened, bare = pairs(url, key, args.pairs)
                 after = waits(url)
-                bare = pairs(url, key, args.pairs, with_token=False)
         report(workers, tokened, bare, before, after)
 
 
@@ -120,8 +119,10 @@ def admin_key(data: Path) -> str:
     return made.stdout.strip()
 
 
-def pairs(url: str, key: str, count: int, *, with_token: bool) -> Pairs:
-    found = Pairs()
+def pairs(url: str, key: str, count: int) -> tuple[Pairs, Pairs]:
+    """`count` pairs with the token, and as many without, taken in turn (so that the load of
+    the moment weighs on both alike)."""
+    tokened, bare = Pairs(), Pairs()
     endpoint = f"{url}/graphql"
     # The reader keeps no connection: each read opens one, which either worker may take.
     fresh = httpx.Limits(max_keepalive_connections=0)
@@ -129,7 +130,8 @@ def pairs(url: str, key: str, count: int, *, with_token: bool) -> Pairs:
         httpx.Client(headers={"Authorization": f"Bearer {key}"}, timeout=30) as writer,
         httpx.Client(limits=fresh, timeout=30) as reader,
     ):
-        for n in range(count):
+        for n in range(count * 2):
+            found, with_token = (tokened, True) if n % 2 == 0 else (bare, False)
             text = f"Written then read ({'with' if with_token else 'without'} token, {n})"
             written = writer.post(endpoint, json={"query": DESCRIBE, "variables": {"text": text}})
             if (cursor := written.headers.get("almanac-change-cursor")) is None:
@@ -141,7 +143,7 @@ def pairs(url: str, key: str, count: int, *, with_token: bool) -> Pairs:
             seen = read.json()["data"]["benchmark"]["description"]
             found.misses += seen != text
             found.by_other += answering(read) != answering(written)
-    return found
+    return tokened, bare
 
 
 def waits(url: str) -> dict[str, float]:
