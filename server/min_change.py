@@ -6,9 +6,9 @@ webhook's delivery), sends that cursor as `Almanac-Min-Change` (or an operation'
 `extensions.minChange`). Before the operation is answered, whichever process answers it has
 applied every change up to that one (its own changes as it makes them, the others' as its
 change-log follower reads them, told to read the log at once: Store.change_applied), waiting
-within the request's deadline.
-A key gets the changes it made through this process without sending anything (`OwnChanges`). A
-cursor of a change not yet logged could never be reached: it is refused at once, not waited on.
+within the request's deadline. A key gets the changes it made through this process without
+sending anything (`OwnChanges`). A cursor of a change not yet logged could never be reached:
+it is refused at once, not waited on.
 
 GraphQL waits at admission, per operation (server.graphql.admission); the other GET resources
 (downloads, the exports, the feeds: answers kept until what they read changes, as GraphQL's
