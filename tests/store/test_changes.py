@@ -313,10 +313,13 @@ async def test_a_reader_waiting_on_a_change_has_the_follower_read_the_log_at_onc
     asks for it (`change_applied`), not at the follower's next poll (an hour away here)."""
     monkeypatch.setattr("store.changes.POLL_SECONDS", 3600.0)
     follower = another_process(store)
+    assert isinstance(follower, SqliteStore | MongoStore)
+    await changed(store, MATH, note="Read first")
+    _, first = await store.change_bounds()
     following = asyncio.create_task(follower.follow_changes())
     try:
-        await wait_for(lambda: follower.version.current is not None)
-        await asyncio.sleep(0)  # the follower has read the log once, and waits for its poll
+        # Once it has read the log past the first change, it waits for its poll.
+        await wait_for(lambda: follower.follower.followed >= first and follower.version.known)
         receipt = ChangeReceipt()
         doc = (await store.benchmarks_by_slugs([GENERAL]))[0]
         new = {**doc, "note": "Read back", "revision": doc["revision"] + 1}
