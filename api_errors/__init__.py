@@ -52,6 +52,9 @@ class ErrorCode(StrEnum):
     GONE = "GONE"
     # A change feed's cursor older than the changes still kept.
     CURSOR_EXPIRED = "CURSOR_EXPIRED"
+    # A minimum change asked for (read-your-writes): beyond the log, or not applied in time.
+    CHANGE_NOT_FOUND = "CHANGE_NOT_FOUND"
+    CHANGE_NOT_REACHED = "CHANGE_NOT_REACHED"
     # The HTTP request itself.
     BAD_REQUEST = "BAD_REQUEST"
     METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED"

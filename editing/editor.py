@@ -38,6 +38,7 @@ from store import (
     AlreadyExists,
     BenchmarkDoc,
     CategoryDoc,
+    ChangeReceipt,
     Collection,
     EntryDoc,
     LabDoc,
@@ -65,7 +66,7 @@ class RecordedRead:
 
 class Editor:
     """Changes made by one writer (`by`: an API key's name, or the CLI's), in a workspace (the
-    store itself unless given)."""
+    store itself unless given, the changes it writes noted in `receipt`, if given)."""
 
     def __init__(
         self,
@@ -73,8 +74,9 @@ class Editor:
         by: str,
         clock: Callable[[], datetime] | None = None,
         workspace: Workspace | None = None,
+        receipt: ChangeReceipt | None = None,
     ):
-        self.workspace = workspace or LiveWorkspace(store)
+        self.workspace = workspace or LiveWorkspace(store, receipt)
         self.by = by
         self.clock = clock or (lambda: datetime.now(UTC))
 

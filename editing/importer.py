@@ -36,6 +36,7 @@ from store import (
     SEED_ID,
     SITE_FIGURES_ID,
     BenchmarkDoc,
+    ChangeReceipt,
     Collection,
     SeedState,
     Store,
@@ -93,6 +94,7 @@ async def import_dataset(
     allow_removals: bool = False,
     advance: Callable[[], None] = lambda: None,
     seal: dict[str, dict[str, Any]] | None = None,
+    receipt: ChangeReceipt | None = None,
 ) -> ImportSummary:
     """Import `dataset` item by item; `advance` is called after each (for a progress bar).
 
@@ -101,9 +103,10 @@ async def import_dataset(
     import holds does not grow with the file. With `allow_removals`, every read may leave out
     rows of the current leaderboard. The site records `seal` (by id) are written in the same
     transaction as the import's last site record (its provenance), or last, on their own.
+    The changes written are noted in `receipt`, if given.
     """
     source = as_source(dataset)
-    workspace = await ImportWorkspace.of(store, dry_run, seal)
+    workspace = await ImportWorkspace.of(store, dry_run, seal, receipt)
     run = _Import(store, workspace, stamp, dry_run, allow_removals, advance)
     await run.registries(source)
     await run.models(source)
@@ -251,7 +254,9 @@ class _Import:
         # name a model it created or changed.
         left_alone = self.stored_before - self.imported
         if self.workspace.renamed and not self.dry_run and left_alone:
-            await rank_tracked_models(self.store, list(self.workspace.renamed), skip=self.imported)
+            renamed = list(self.workspace.renamed)
+            receipt = self.workspace.receipt
+            await rank_tracked_models(self.store, renamed, skip=self.imported, receipt=receipt)
         self.advance()
 
 

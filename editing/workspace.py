@@ -21,6 +21,7 @@ from store import (
     AlreadyExists,
     BenchmarkDoc,
     CategoryDoc,
+    ChangeReceipt,
     Collection,
     LabDoc,
     ModelDoc,
@@ -50,8 +51,12 @@ class Workspace(Protocol):
 
 
 class LiveWorkspace:
-    def __init__(self, store: Store) -> None:
+    """The store itself; the changes written noted in `receipt`, if given (what a mutation
+    answers with: its change's cursor)."""
+
+    def __init__(self, store: Store, receipt: ChangeReceipt | None = None) -> None:
         self.store = store
+        self.receipt = receipt
 
     async def catalog(self) -> Catalog:
         return Catalog(
@@ -78,18 +83,19 @@ class LiveWorkspace:
         return found[0] if found else None
 
     async def insert(self, collection: Collection, doc: Any, by: str) -> None:
-        await self.store.insert(collection, doc, by=by)
+        await self.store.insert(collection, doc, by=by, receipt=self.receipt)
 
     async def replace(self, collection: Collection, current: Any, doc: Any) -> bool:
         return await self.store.replace_at_revision(
-            collection, doc["slug"], current["revision"], doc
+            collection, doc["slug"], current["revision"], doc, receipt=self.receipt
         )
 
     async def put_site(self, key: str, doc: dict[str, Any]) -> str:
-        return await self.store.replace(Collection.SITE, {"_id": key}, {"_id": key, **doc})
+        record = {"_id": key, **doc}
+        return await self.store.replace(Collection.SITE, {"_id": key}, record, receipt=self.receipt)
 
     async def models_renamed(self, keys: list[str]) -> None:
-        await rank_tracked_models(self.store, keys)
+        await rank_tracked_models(self.store, keys, receipt=self.receipt)
 
 
 class DryRunWorkspace(LiveWorkspace):
@@ -127,10 +133,16 @@ class ImportWorkspace:
     tracked_models: TrackedModels | None = None  # the tracked models by key, until one changes
     seal: dict[str, dict[str, Any]] | None = None
     """Site records (by id) to write with the import's last write (see `put_site`, `sealed`)."""
+    receipt: ChangeReceipt | None = None
+    """Where the changes written are noted (an import through the API answers with them)."""
 
     @classmethod
     async def of(
-        cls, store: Store, dry_run: bool, seal: dict[str, dict[str, Any]] | None = None
+        cls,
+        store: Store,
+        dry_run: bool,
+        seal: dict[str, dict[str, Any]] | None = None,
+        receipt: ChangeReceipt | None = None,
     ) -> "ImportWorkspace":
         """The store's catalog (labs, categories, parents) and models; benchmarks are fetched
         a batch at a time (`fetch`)."""
@@ -144,6 +156,7 @@ class ImportWorkspace:
             benchmarks={},
             parents=dict(catalog.parents),
             seal=seal,
+            receipt=receipt,
         )
 
     async def fetch(self, slugs: list[Any]) -> None:
@@ -188,7 +201,7 @@ class ImportWorkspace:
         if key == PROVENANCE_ID:  # the last of an import's site records: the seal goes with it
             along, self.seal = self.seal, None
         return await self.store.replace(
-            Collection.SITE, {"_id": key}, {"_id": key, **doc}, along=along
+            Collection.SITE, {"_id": key}, {"_id": key, **doc}, along=along, receipt=self.receipt
         )
 
     async def sealed(self) -> None:
@@ -196,7 +209,11 @@ class ImportWorkspace:
         if self.seal and not self.dry_run:
             (ident, record), *rest = self.seal.items()
             await self.store.replace(
-                Collection.SITE, {"_id": ident}, record, along=dict(rest) or None
+                Collection.SITE,
+                {"_id": ident},
+                record,
+                along=dict(rest) or None,
+                receipt=self.receipt,
             )
         self.seal = None
 
@@ -213,7 +230,7 @@ class ImportWorkspace:
         another writer changed it since it was read)."""
         if not self.pending:
             return []
-        written = await self.store.write_batch(self.pending)
+        written = await self.store.write_batch(self.pending, receipt=self.receipt)
         landed = [
             (write.doc["slug"], done) for write, done in zip(self.pending, written, strict=True)
         ]
@@ -238,7 +255,7 @@ class ImportWorkspace:
         for model in now.values():
             self.models[model["slug"]] = model
         self.tracked_models = None
-        await self.store.set_tracked_ranks(*placed_anew(docs, now))
+        await self.store.set_tracked_ranks(*placed_anew(docs, now), receipt=self.receipt)
 
     async def _write(
         self, collection: Collection, current: Any, doc: Any, by: str | None = None
@@ -254,9 +271,9 @@ class ImportWorkspace:
                 self.pending.append(Write(collection, doc, revision))
         elif not self.dry_run:
             if current is None:
-                await self.store.insert(collection, doc, by=by)
+                await self.store.insert(collection, doc, by=by, receipt=self.receipt)
             elif not await self.store.replace_at_revision(
-                collection, doc["slug"], current["revision"], doc
+                collection, doc["slug"], current["revision"], doc, receipt=self.receipt
             ):
                 raise MovedOn(doc["slug"])
 
@@ -278,7 +295,12 @@ class MovedOn(Exception):
         self.slug = slug
 
 
-async def rank_tracked_models(store: Store, keys: list[str], skip: Many[str] = ()) -> None:
+async def rank_tracked_models(
+    store: Store,
+    keys: list[str],
+    skip: Many[str] = (),
+    receipt: ChangeReceipt | None = None,
+) -> None:
     """Place tracked models anew on every leaderboard that names one of `keys` (but those in
     `skip`), after a model's name or aliases changed: which rows are tracked, and so every
     rank and the leaders a catalog row shows, may have moved. Each placement is written only
@@ -286,7 +308,7 @@ async def rank_tracked_models(store: Store, keys: list[str], skip: Many[str] = (
     again (its writer may have placed the models as they were before this change)."""
     listing = await store.benchmarks_with_model_keys(list(set(keys)))
     while benchmarks := [doc for doc in listing if doc["slug"] not in skip]:
-        moved = await _placed_anew(store, benchmarks)
+        moved = await _placed_anew(store, benchmarks, receipt)
         listing = await store.benchmarks_by_slugs(moved) if moved else []
 
 
@@ -302,12 +324,14 @@ async def place_missing_leaders(store: Store, batch: int = BATCH_SIZE) -> int:
     return placed
 
 
-async def _placed_anew(store: Store, benchmarks: list[BenchmarkDoc]) -> list[str]:
+async def _placed_anew(
+    store: Store, benchmarks: list[BenchmarkDoc], receipt: ChangeReceipt | None = None
+) -> list[str]:
     """Place the tracked models, and the leaders, of these benchmarks anew, each at the
     revision read: the slugs that moved on."""
     named = {entry["model_key"] for doc in benchmarks for entry in doc["entries"]}
     tracked = index_by_key(await store.models_by_keys(list(named)))
-    return await store.set_tracked_ranks(*placed_anew(benchmarks, tracked))
+    return await store.set_tracked_ranks(*placed_anew(benchmarks, tracked), receipt=receipt)
 
 
 def _same_model(now: ModelDoc | None, then: ModelDoc | None) -> bool:

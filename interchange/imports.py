@@ -18,7 +18,7 @@ from interchange.matching import LEFT_OUT, Catalog, Matcher, read_mapping
 from interchange.results import ToolFile, ToolResult
 from interchange.units import Irreconcilable, factor
 from resolvers import entry_identity, index_by_key, read_changes
-from store import EntryDoc, SourceKind, Store
+from store import ChangeReceipt, EntryDoc, SourceKind, Store
 
 ENTRY_FIELDS = (
     "model_name",
@@ -89,8 +89,10 @@ async def import_tool_files(
     stamp: Stamp,
     *,
     dry_run: bool = False,
+    receipt: ChangeReceipt | None = None,
 ) -> ImportReport:
-    """The files' scores imported whole, or refused whole (ImportRefused, FileRefused)."""
+    """The files' scores imported whole, or refused whole (ImportRefused, FileRefused); the
+    changes written noted in `receipt`, if given."""
     if options.reported_by is not None and options.reported_by not in REPORTERS:
         raise ImportRefused(f"--reported-by: expected one of {', '.join(REPORTERS)}")
     catalog = await Catalog.of(store)
@@ -142,7 +144,7 @@ async def import_tool_files(
     if dry_run:
         report.summary = checked
         return report
-    report.summary = await import_dataset(store, dataset, stamp)
+    report.summary = await import_dataset(store, dataset, stamp, receipt=receipt)
     report.written = not report.summary.rejected
     return report
 

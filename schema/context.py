@@ -2,7 +2,7 @@
 number of round trips however many rows or siblings it shows."""
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 from starlette.requests import Request
@@ -14,6 +14,7 @@ from schema.caller import Identity
 from schema.extensions.services import OperationState
 from store import (
     BenchmarkDoc,
+    ChangeReceipt,
     EntryDoc,
     ModelDoc,
     Neighbourhood,
@@ -87,6 +88,14 @@ class Context(OperationState):
     # A WebSocket's `connection_init` payload, where its key may come (server.graphql.view).
     connection_params: dict[str, object] | None = None
     min_change: int | None = None
+    """The change (a sequence number of the log) the operation's answer must reflect at least:
+    the larger of what the request asked (`Almanac-Min-Change`, `extensions.minChange`) and
+    the caller's own last change in this process; this process has applied it (the gate waited
+    for it: server.graphql.admission). None: any answer is fresh enough."""
+    changes: ChangeReceipt = field(default_factory=ChangeReceipt)
+    """The changes the request's operations wrote (a mutation's, noted by the store in the
+    write's transaction): the newest is its `Almanac-Change-Cursor`, and an operation's own
+    `changeCursor` if it moved while the operation ran (server.graphql.view)."""
 
     @property
     def connection(self) -> Request | WebSocket:

@@ -132,8 +132,9 @@ class ImportMutations:
                 # In a thread: Inspect's reader runs an event loop of its own (it cannot nest in
                 # the server's uvloop), and a big file's parsing must not stall the server.
                 read = await asyncio.to_thread(read_files, paths, format)
+                stamp, receipt = Stamp(by, datetime.now(UTC)), info.context.changes
                 report = await import_tool_files(
-                    info.context.store, read, options, Stamp(by, datetime.now(UTC)), dry_run=dry_run
+                    info.context.store, read, options, stamp, dry_run=dry_run, receipt=receipt
                 )
             except (FileRefused, ImportRefused) as refused:
                 raise ApiError(str(refused).replace(f"{folder}/", "")) from refused

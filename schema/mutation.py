@@ -206,8 +206,12 @@ class Mutation(WebhookMutations, ImportMutations, ReleaseMutations):
 
 
 def _editor(info: strawberry.Info[Context], dry_run: bool) -> Editor:
+    """The caller's editor; the changes it writes noted in the operation's `changes` (a dry
+    run writes none)."""
     store, by = info.context.store, admin_of(info.context.identity).name
-    return Editor(store, by=by, workspace=DryRunWorkspace(store) if dry_run else None)
+    if dry_run:
+        return Editor(store, by=by, workspace=DryRunWorkspace(store))
+    return Editor(store, by=by, receipt=info.context.changes)
 
 
 def _parse(model: type[T], value: Any, argument: str) -> T:

@@ -14,7 +14,9 @@ from store.changes import (
     Change,
     ChangeFilter,
     ChangeKind,
+    ChangeReceipt,
     DataVersion,
+    decode_change_cursor,
     encode_change_cursor,
 )
 from store.client import connect, mongodb_uri_problem, prepare
@@ -121,6 +123,7 @@ __all__ = [
     "Change",
     "ChangeFilter",
     "ChangeKind",
+    "ChangeReceipt",
     "Collection",
     "DataVersion",
     "Date",
@@ -164,6 +167,7 @@ __all__ = [
     "announce_release",
     "as_date",
     "connect",
+    "decode_change_cursor",
     "encode_change_cursor",
     "is_instant",
     "is_month",

@@ -18,8 +18,10 @@ process makes and every other one its follower reads.
 
 import asyncio
 import base64
+import binascii
 import contextlib
 import logging
+import re
 import time
 from collections.abc import Awaitable, Callable, Container, Iterable
 from dataclasses import dataclass
@@ -301,6 +303,7 @@ class LogFollower:
         """The sequence number up to which every change was applied here."""
         self.started = False
         self._applied: set[int] = set()  # applied here, ahead of `followed`
+        self._wanted = asyncio.Event()  # set by `applied`: read the log now, not at the poll
 
     def start(self, newest: int) -> None:
         """Follow from `newest`: everything up to it was stored before this process kept
@@ -341,7 +344,7 @@ class LogFollower:
                     self.start((await newest())[1])
                 await self.catch_up(read)
                 self.version.known, failing = True, False
-                await asyncio.sleep(POLL_SECONDS)
+                await self._next_poll()
             except failures as error:
                 self.version.known = False
                 if not failing:
@@ -353,6 +356,22 @@ class LogFollower:
                     )
                 failing = True
                 await asyncio.sleep(RETRY_SECONDS)
+
+    async def _next_poll(self) -> None:
+        """Until it is time to read the log again: `POLL_SECONDS`, or sooner if a reader wants
+        a change not applied yet (cleared before the read, so a wish made during it counts)."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(POLL_SECONDS):
+                await self._wanted.wait()
+        self._wanted.clear()
+
+    async def applied(self, sequence: int) -> None:
+        """Return once every change up to `sequence` is applied here, the log read for it at
+        once rather than at the next poll (read-your-writes: a client waits). Unbounded: the
+        caller bounds it."""
+        if self.version.applied_through < sequence:
+            self._wanted.set()
+            await self.version.reached(sequence)
 
     def apply(self, changes: Iterable[Change]) -> None:
         """Apply changes read from the log after `followed`, oldest first."""
@@ -396,9 +415,42 @@ class PruneClock:
 PUBLIC_KINDS = frozenset(kind for kind in ChangeKind if kind not in INTERNAL_KINDS)
 """The changes the feed and webhooks tell of: the almanac's data, not the API's own records."""
 CHANGE_CURSOR_PREFIX = "change:"
+_SEQUENCE = re.compile(r"0|[1-9][0-9]{0,17}")
+"""A change's number in a cursor: below 10^18, so within a signed 64-bit integer (a store's)."""
 
 
 def encode_change_cursor(sequence: int) -> str:
     """The cursor after the change numbered `sequence` (0: before the first): opaque to
     clients, the same for the feed, subscriptions, downloads and webhooks' events."""
     return base64.urlsafe_b64encode(f"{CHANGE_CURSOR_PREFIX}{sequence}".encode()).decode()
+
+
+def decode_change_cursor(cursor: str) -> int | None:
+    """The sequence number a cursor of `encode_change_cursor` holds; None for anything else
+    (not one this API gave out)."""
+    try:
+        text = base64.b64decode(cursor.encode(), altchars=b"-_", validate=True).decode()
+    except (binascii.Error, UnicodeError, ValueError):
+        return None
+    number = text.removeprefix(CHANGE_CURSOR_PREFIX)
+    if not text.startswith(CHANGE_CURSOR_PREFIX) or not _SEQUENCE.fullmatch(number):
+        return None
+    return int(number)
+
+
+class ChangeReceipt:
+    """What a writer's writes were logged as: the newest change's sequence number (None: no
+    change yet). Given to the store's writes (`receipt=`) by whoever tells its caller the
+    change it made (a mutation's `changeCursor`); noted in the write's own transaction."""
+
+    def __init__(self) -> None:
+        self.newest: int | None = None
+
+    def note(self, changes: Iterable[Change]) -> None:
+        for change in changes:
+            self.noted(change.sequence)
+
+    def noted(self, sequence: int | None) -> None:
+        """Note a change by its number (None: nothing)."""
+        if sequence is not None and (self.newest is None or sequence > self.newest):
+            self.newest = sequence

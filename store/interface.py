@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from store import reads as r
 from store import subjects as s
-from store.changes import Change, ChangeFilter, DataVersion
+from store.changes import Change, ChangeFilter, ChangeReceipt, DataVersion
 from store.documents import (
     ApiKeyDoc,
     BenchmarkDoc,
@@ -44,7 +44,8 @@ from store.queries import (
 
 
 class Documents(Protocol):
-    """Writes of the almanac's documents, each logged as a change in its own transaction."""
+    """Writes of the almanac's documents, each logged as a change in its own transaction; with
+    a `receipt`, the changes logged are noted in it (a mutation's cursor: store.changes)."""
 
     @r.writes
     async def replace(
@@ -54,32 +55,55 @@ class Documents(Protocol):
         doc: Any,
         *,
         along: dict[str, dict[str, Any]] | None = None,
+        receipt: ChangeReceipt | None = None,
     ) -> str:
         """Write a site record in place of the one under `key`: "created", "updated" or
         "unchanged"; with the site records `along` (by id) written in the same transaction."""
         ...
 
     @r.writes
-    async def insert(self, collection: Collection, doc: Any, *, by: str | None = None) -> None:
+    async def insert(
+        self,
+        collection: Collection,
+        doc: Any,
+        *,
+        by: str | None = None,
+        receipt: ChangeReceipt | None = None,
+    ) -> None:
         """Store a new document, `by` its writer (for the change log, where the document does
         not say: a lab, a category)."""
         ...
 
     @r.writes
     async def insert_many(
-        self, collection: Collection, docs: list[Any], *, by: str | None = None
+        self,
+        collection: Collection,
+        docs: list[Any],
+        *,
+        by: str | None = None,
+        receipt: ChangeReceipt | None = None,
     ) -> None: ...
     @r.writes
     async def replace_at_revision(
-        self, collection: Collection, slug: str, revision: int, doc: Any
+        self,
+        collection: Collection,
+        slug: str,
+        revision: int,
+        doc: Any,
+        *,
+        receipt: ChangeReceipt | None = None,
     ) -> bool: ...
     @r.writes
-    async def write_batch(self, writes: list[Write]) -> list[bool]: ...
+    async def write_batch(
+        self, writes: list[Write], *, receipt: ChangeReceipt | None = None
+    ) -> list[bool]: ...
     @r.writes
     async def set_tracked_ranks(
         self,
         ranks: dict[str, tuple[int, list[TrackedRankDoc]]],
         leaders: dict[str, LeadersDoc] | None = None,
+        *,
+        receipt: ChangeReceipt | None = None,
     ) -> list[str]:
         """Place tracked models anew on these benchmarks' leaderboards, with (by slug) their
         leaders anew, each if still at the revision given: the slugs that moved on."""
@@ -192,6 +216,11 @@ class ChangeLog(Protocol):
         newest_first: bool = False,
     ) -> list[Change]: ...
     async def change_bounds(self) -> tuple[int, int]: ...
+    @r.lifelong  # a wait, not a call to time: neither watched nor noted
+    async def change_applied(self, sequence: int) -> None:
+        """Return once this process has applied every change up to `sequence` (its follower
+        reading the log for it at once). Unbounded: the caller bounds it (a request)."""
+        ...
 
 
 class Webhooks(Protocol):

@@ -25,6 +25,7 @@ class Receiver:
     burst: tuple[int, ...] = ()  # with `trickle`: first, bytes of the body in these parts
     events: list[dict[str, Any]] = field(default_factory=list)  # verified, as received
     ids: list[str] = field(default_factory=list)  # webhook-id of each verified delivery
+    cursors: list[str | None] = field(default_factory=list)  # its Almanac-Change-Cursor
     requests: list[str] = field(default_factory=list)  # every path asked for
     hosts: list[str] = field(default_factory=list)  # the Host header of each request
     unverified: int = 0
@@ -83,6 +84,7 @@ def webhook_receiver(host: str = "127.0.0.1", port: int = 0) -> Iterator[Receive
             self.end_headers()
             receiver.events.append(event)
             receiver.ids.append(self.headers["webhook-id"])
+            receiver.cursors.append(self.headers.get("almanac-change-cursor"))
 
         def log_message(self, format: str, *args: Any) -> None:
             pass

@@ -37,7 +37,7 @@ from standardwebhooks import Webhook
 
 from store import Change, DeliveryDoc, Store, WebhookDoc
 from webhooks.destinations import Destinations, Refused, Target
-from webhooks.events import change_body, change_filter, event_id, new_delivery
+from webhooks.events import change_body, change_filter, event_headers, event_id, new_delivery
 
 log = logging.getLogger("almanac.webhooks")
 
@@ -365,6 +365,7 @@ class DeliveryWorker:
             "webhook-signature": Webhook(endpoint["secret"]).sign(
                 delivery["id"], at, delivery["body"]
             ),
+            **event_headers(delivery["sequence"]),
         }
         try:
             async with self._client.stream(

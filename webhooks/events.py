@@ -18,6 +18,9 @@ from store import (
     encode_change_cursor,
 )
 
+CHANGE_CURSOR_HEADER = "almanac-change-cursor"
+"""The header of a change's delivery naming its cursor (as the API's responses name a change
+made): send it as `Almanac-Min-Change` to read the almanac at least as fresh as the event."""
 PING = "ping"
 """The kind of a test event (testWebhook): no change, only the endpoint's id."""
 SECRET_BYTES = 32  # Standard Webhooks: between 24 and 64 bytes
@@ -68,6 +71,11 @@ def change_body(change: Change) -> str:
             "recordedBy": change.by,
         }
     ).decode()
+
+
+def event_headers(sequence: int | None) -> dict[str, str]:
+    """The headers of an event beyond Standard Webhooks': a change's cursor (a ping has none)."""
+    return {} if sequence is None else {CHANGE_CURSOR_HEADER: encode_change_cursor(sequence)}
 
 
 def ping_body(webhook_id: str, at: str, by: str) -> str:

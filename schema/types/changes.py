@@ -20,16 +20,15 @@ from schema.vocabulary import (
     MAX_PAGE_SIZE,
     Edge,
     PageInfo,
-    decode_numbered_cursor,
     slice_size,
 )
 from store import (
-    CHANGE_CURSOR_PREFIX,
     PUBLIC_KINDS,
     BenchmarkDoc,
     DateTime,
     EntryDoc,
     ReadDoc,
+    decode_change_cursor,
     encode_change_cursor,
     purge_keys,
 )
@@ -41,8 +40,9 @@ SEQUENCE = re.compile(r"[1-9][0-9]{0,17}")
 """A change's number as its id writes it: below 10^18, within a signed 64-bit integer."""
 
 
-def decode_change_cursor(cursor: str) -> int:
-    sequence = decode_numbered_cursor(CHANGE_CURSOR_PREFIX, cursor)
+def after_sequence(cursor: str) -> int:
+    """The change an `after` cursor names; refused if it is no change cursor of this API."""
+    sequence = decode_change_cursor(cursor)
     if sequence is None:
         raise ApiError(f"`after` is not a change cursor this API gave out: {shown(cursor)}.")
     return sequence
@@ -282,7 +282,7 @@ async def cursor_place(
     """The sequence number `after` names (`default` if None), and the oldest and newest kept;
     a cursor of no change of this almanac, or from before the oldest kept, is refused."""
     oldest, newest = await context.store.change_bounds()
-    sequence = min(default, newest) if after is None else decode_change_cursor(after)
+    sequence = min(default, newest) if after is None else after_sequence(after)
     if sequence > newest:
         raise ApiError(f"`after` names no change of this almanac: {shown(after)}.")
     if after is not None and sequence < oldest - 1:

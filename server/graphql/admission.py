@@ -12,9 +12,12 @@ in this order, before the store is read for it or anything of it runs:
 4. the operation the spec's GetOperation selects, of a kind its transport carries;
 5. the caller: its key, identified as the request or the connection began, and for a
    connection checked again (revoked since?);
+6. over HTTP, its minimum change (read-your-writes, server.min_change): asked for, or
+   the caller's own last change here, applied in this process before anything is read for it,
+   the warm path included (`fresh_enough`), waited for within the request's deadline;
 then, at the pipeline's first hooks and before any resolver, the same for every transport:
-6. the document limits, as validation rules beside the spec's (DocumentChecks);
-7. the price and 8. the charge (Metering, through the request's Meter: server.charges). They
+7. the document limits, as validation rules beside the spec's (DocumentChecks);
+8. the price and 9. the charge (Metering, through the request's Meter: server.charges). They
    are hooks of the pipeline because a batch prices every operation before any is paid.
 A refusal at any step costs the minimum (server.charges.MINIMUM), on every transport: HTTP
 settles it with the answer (server.charges.Charges.settle), streams here (`refused`, `paid`).
@@ -38,6 +41,7 @@ from server.body_limit import text_over
 from server.charges import Charges
 from server.graphql.operations import OperationText
 from server.graphql.services import SharedServices
+from server.min_change import OwnChanges, operation_minimum, reached
 from server.settings import Settings
 
 Carried = frozenset[OperationType]
@@ -70,11 +74,13 @@ def not_carried(carried: Carried, kind: OperationType) -> NotCarried:
 
 
 class Gate:
-    """The admission sequence (steps 1 to 5 here; see the module's docstring), one per app."""
+    """The admission sequence (steps 1 to 6 here; see the module's docstring), one per app."""
 
     def __init__(self, settings: Settings, services: SharedServices, charges: Charges) -> None:
         self.settings, self.services, self.charges = settings, services, charges
         self.texts = OperationText(services.persisted)
+        self.own = OwnChanges()
+        """The last change each key made through this process: its own writes, read back."""
 
     async def text(self, context: Context, data: GraphQLRequestData) -> str:
         """Steps 1 and 2: the operation's text, within the size limit, sent or persisted (and
@@ -88,6 +94,31 @@ class Gate:
                 status=413,
             )
         return await self.texts.resolve(context, data)
+
+    async def fresh_enough(
+        self,
+        context: Context,
+        data: GraphQLRequestData,
+        asked: int | None,
+        deadline: float | None,
+        *,
+        wait: bool = True,
+    ) -> None:
+        """Step 6: the operation's minimum change (`Context.min_change`), the latest of what
+        the request asks (`asked`: its `Almanac-Min-Change`), what the operation asks (its
+        `extensions.minChange`) and the caller's own last change here, applied in this process
+        by `deadline`; without `wait` (a batch being priced), only checked."""
+        sequences = [asked, operation_minimum(data.extensions)]
+        if context.identity is not None:
+            sequences.append(self.own.of(context.identity.name))
+        context.min_change = max((each for each in sequences if each), default=None)
+        if context.min_change is not None and wait:
+            await reached(self.services.store, context.min_change, deadline)
+
+    def made(self, context: Context, sequence: int) -> None:
+        """Note the change the caller's operation made: what it reads next reflects it."""
+        if context.identity is not None:
+            self.own.note(context.identity.name, sequence)
 
     def parsed(
         self, context: Context, data: GraphQLRequestData, text: str, carried: Carried

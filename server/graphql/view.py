@@ -55,7 +55,14 @@ from server.graphql.subscriptions.protocols import (
 )
 from server.graphql.subscriptions.slow_subscribers import report_too_slow, stream_within
 from server.http_caching import conditional
+from server.min_change import (
+    CHANGE_CURSOR_EXTENSION,
+    CHANGE_CURSOR_HEADER,
+    ChangeNotReached,
+    header_minimum,
+)
 from server.settings import Settings
+from store import encode_change_cursor
 
 SSE = SSETransport()
 """GraphQL over SSE (Strawberry's): what tells a request asking for a stream of events."""
@@ -282,6 +289,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         exchange = begin_exchange(request.scope, media_type)
         identity = exchange.identity = await self.charges.identify(request)
         context = self.connection_context(request, identity)
+        header_minimum(request.headers)  # a malformed one refuses the whole request (400)
         data = await read_requests(StarletteRequestAdapter(request))
         try:
             if isinstance(data, list):
@@ -298,6 +306,8 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         body = self.encode_json(documents if batched else documents[0])
         response = Response(body, status, None, exchange.media_type)
         response.raw_headers.extend(headers)
+        if (newest := context.changes.newest) is not None:  # the request changed something
+            response.headers[CHANGE_CURSOR_HEADER] = encode_change_cursor(newest)
         return response
 
     async def answer(
@@ -312,10 +322,14 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         same text and variables, under the same rules), or its document admitted whole and
         run now (being priced, a batch's operation is run every time: only priced)."""
         meter, method = _meter(context), request.method
-        priced = len(meter.costs)
+        priced, changed = len(meter.costs), context.changes.newest
         carried = QUERIES if method == "GET" else QUERIES_AND_MUTATIONS
         try:
             text = await self.gate.text(context, request_data)
+            pricing, minimum = meter.mode is MeterMode.PRICE, header_minimum(request.headers)
+            await self.gate.fresh_enough(
+                context, request_data, minimum, exchange.deadline, wait=not pricing
+            )
             kept = self.kept.find(context) if meter.mode is not MeterMode.PRICE else None
             if kept is not None:
                 if method == "GET" and (
@@ -335,6 +349,9 @@ class AlmanacGraphQL(GraphQL[Context, None]):
                     result = await self.kept.or_run(context, exchange, run)
         except NotCarried:
             raise  # the request is refused whole (a GET's mutation: 405)
+        except ChangeNotReached as refusal:
+            exchange.timed_out = True
+            result = failed(refusal)
         except ApiError as refusal:
             result = failed(refusal)
         except GraphQLError as error:  # the parser's refusal
@@ -348,6 +365,13 @@ class AlmanacGraphQL(GraphQL[Context, None]):
             if exchange.operation is None:  # named as it was sent, or as the gate found it
                 exchange.operation = operation_name(context, request_data)
         settled = await self.charges.settle(meter, priced, result, request_data.variables)
+        # The request's operations run one after another, so a newer change is this one's.
+        if (made := context.changes.newest) is not None and made != changed:
+            self.gate.made(context, made)
+            settled.extensions = {
+                **(settled.extensions or {}),
+                CHANGE_CURSOR_EXTENSION: encode_change_cursor(made),
+            }
         return with_freshness(context, settled)  # extensions.freshness (a query's)
 
     async def run_pipeline(

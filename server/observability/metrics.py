@@ -130,6 +130,19 @@ SHARED_BUDGETS_REACHABLE = Gauge(
     multiprocess_mode="livemin",
 )
 SHARED_BUDGETS_REACHABLE.set(1)
+MIN_CHANGE_WAITS = Counter(
+    "almanac_min_change_waits",
+    "Operations that had to reflect a minimum change (read-your-writes: `Almanac-Min-Change`, "
+    "or the key's own last change), by outcome: applied already, waited for, timed out, or "
+    "refused (a change beyond the log's newest).",
+    ["outcome"],
+)
+MIN_CHANGE_WAIT_SECONDS = Histogram(
+    "almanac_min_change_wait_seconds",
+    "How long operations waited for this process to apply their minimum change (those that "
+    "waited: reached or timed out).",
+    buckets=(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+)
 PROCESS_REQUESTS = Gauge(
     "almanac_process_requests",
     "Requests this process answered since it started. A gauge, so that with several workers "

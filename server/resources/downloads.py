@@ -42,6 +42,7 @@ from server.http_caching import (
     held_etag,
     matches,
 )
+from server.min_change import request_reached
 from server.resources.export_slots import ExportSlot, ExportSlots
 from store import SourceKind, Store
 
@@ -97,6 +98,7 @@ class Downloads:
         self.charges = charges
         self.services = services
         self.exports = ExportSlots(charges.settings.max_concurrent_exports)
+        self.timeout = charges.settings.request_timeout_seconds  # for Almanac-Min-Change
 
     async def leaderboard(self, request: Request) -> Response:
         """`/benchmarks/{slug}.csv` or `.json`."""
@@ -202,13 +204,14 @@ class Downloads:
         export (`tag`) and the data's version in this process: a client holding it gets a 304.
         Priced from a count (1 + one point an item) and charged before any document is read;
         one export per client streams at a time, and a few in all (`ExportSlots`)."""
-        identity, slot, items = None, None, None
+        identity, slot, items, etag, revalidated = None, None, None, None, False
         store = self.store
-        version = store.version.current
-        etag = f'"{tag}-{PROCESS}-{version}"' if version is not None else None
-        revalidated = etag is not None and matches(request.headers.get("if-none-match"), etag)
         try:
             identity = await self.charges.identify(request)
+            await request_reached(store, request.headers, self.timeout)
+            version = store.version.current
+            etag = f'"{tag}-{PROCESS}-{version}"' if version is not None else None
+            revalidated = etag is not None and matches(request.headers.get("if-none-match"), etag)
             if not revalidated:
                 slot = self.exports.take(client_of(request, identity))
                 items = (await store.item_counts()).items
@@ -258,6 +261,7 @@ class Downloads:
         identity = None
         try:
             identity = await self.charges.identify(request)
+            await request_reached(self.store, request.headers, self.timeout)
         except ApiError as refusal:
             return await self.charges.refused(request, identity, refusal)
         store = self.store

@@ -19,6 +19,10 @@ class ChangeLogReads(MongoConnection):
         log cannot be read, nothing computed from the data is reused."""
         await self.follower.follow(self.changes_after, self.change_bounds, (PyMongoError,))
 
+    async def change_applied(self, sequence: int) -> None:
+        """Return once this process has applied every change up to `sequence`."""
+        await self.follower.applied(sequence)
+
     async def changes_after(
         self,
         sequence: int,

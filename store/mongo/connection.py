@@ -12,6 +12,7 @@ from store.changes import (
     RETENTION,
     Change,
     ChangeDraft,
+    ChangeReceipt,
     DataVersion,
     LogFollower,
     PruneClock,
@@ -49,10 +50,11 @@ class MongoConnection:
         self.gap_seconds = gap_seconds
         self.pruning = PruneClock()
 
-    async def _log(self, drafts: list[ChangeDraft]) -> None:
+    async def _log(self, drafts: list[ChangeDraft], receipt: ChangeReceipt | None = None) -> None:
         """Append these changes to the log, right after the writes they describe (MongoDB
         without transactions cannot write both at once: a process that dies between them
-        leaves a gap, which followers take as "anything may have changed")."""
+        leaves a gap, which followers take as "anything may have changed"); noted in
+        `receipt`, if given."""
         if not drafts:
             return
         counter = await self.db.counters.find_one_and_update(
@@ -71,6 +73,8 @@ class MongoConnection:
             expired = {"at": {"$lt": expired_before(self.retention)}, "_id": {"$lt": first}}
             await self.db.changes.delete_many(expired)
         self.follower.local(logged)
+        if receipt is not None:
+            receipt.note(logged)
 
     async def _by_slugs(self, collection: Collection, slugs: list[str]) -> list[Any]:
         cursor = self.db[collection].find({"slug": {"$in": slugs}}, NO_ID)

@@ -6,7 +6,7 @@ from typing import Any
 from pymongo.errors import BulkWriteError, DuplicateKeyError
 
 from store import subjects
-from store.changes import ChangeDraft, ChangeKind, document_change
+from store.changes import ChangeDraft, ChangeKind, ChangeReceipt, document_change
 from store.documents import LeadersDoc, TrackedRankDoc
 from store.mongo.connection import WITHOUT_HISTORY, MongoConnection
 from store.queries import AlreadyExists, Collection, Write
@@ -23,36 +23,55 @@ class DocumentWrites(MongoConnection):
         doc: Any,
         *,
         along: dict[str, dict[str, Any]] | None = None,
+        receipt: ChangeReceipt | None = None,
     ) -> str:
         """Write `doc` in place of the document matching `key`, creating it if there is none:
         "created", "updated" or "unchanged". The site records `along` (by id) are written
         right after it (MongoDB without transactions: one after the other)."""
-        outcome = await self._replace_site(collection, key, doc)
+        outcome = await self._replace_site(collection, key, doc, receipt)
         for ident, record in (along or {}).items():
-            await self._replace_site(collection, {"_id": ident}, record)
+            await self._replace_site(collection, {"_id": ident}, record, receipt)
         return outcome
 
-    async def _replace_site(self, collection: Collection, key: dict[str, Any], doc: Any) -> str:
+    async def _replace_site(
+        self,
+        collection: Collection,
+        key: dict[str, Any],
+        doc: Any,
+        receipt: ChangeReceipt | None = None,
+    ) -> str:
         result = await self.db[collection].replace_one(key, doc, upsert=True)
         if result.upserted_id is None and not result.modified_count:
             return "unchanged"
         created = result.upserted_id is not None
-        await self._log([document_change("site", None if created else key, key, [SITE])])
+        await self._log([document_change("site", None if created else key, key, [SITE])], receipt)
         return "created" if created else "updated"
 
     async def insert_many(
-        self, collection: Collection, docs: list[Any], *, by: str | None = None
+        self,
+        collection: Collection,
+        docs: list[Any],
+        *,
+        by: str | None = None,
+        receipt: ChangeReceipt | None = None,
     ) -> None:
         """Store new documents; `AlreadyExists` if a unique index already holds a key."""
         try:
             await self.db[collection].insert_many([dict(doc) for doc in docs])
         except BulkWriteError as error:
             raise AlreadyExists(_taken(error)) from error
-        await self._log([_inserted(collection, doc, by) for doc in docs])
+        await self._log([_inserted(collection, doc, by) for doc in docs], receipt)
 
-    async def insert(self, collection: Collection, doc: Any, *, by: str | None = None) -> None:
+    async def insert(
+        self,
+        collection: Collection,
+        doc: Any,
+        *,
+        by: str | None = None,
+        receipt: ChangeReceipt | None = None,
+    ) -> None:
         """Store a new document; `AlreadyExists` if a unique index already holds its key."""
-        await self._log([await self._insert(collection, doc, by)])
+        await self._log([await self._insert(collection, doc, by)], receipt)
 
     async def _insert(self, collection: Collection, doc: Any, by: str | None = None) -> ChangeDraft:
         try:
@@ -62,7 +81,13 @@ class DocumentWrites(MongoConnection):
         return _inserted(collection, doc, by)
 
     async def replace_at_revision(
-        self, collection: Collection, slug: str, revision: int, doc: Any
+        self,
+        collection: Collection,
+        slug: str,
+        revision: int,
+        doc: Any,
+        *,
+        receipt: ChangeReceipt | None = None,
     ) -> bool:
         """Replace the document `slug` if it is still at `revision`; False if it moved on.
 
@@ -72,7 +97,7 @@ class DocumentWrites(MongoConnection):
         change = await self._replace(collection, slug, revision, doc)
         if change is None:
             return False
-        await self._log([change])
+        await self._log([change], receipt)
         return True
 
     async def _replace(
@@ -92,7 +117,9 @@ class DocumentWrites(MongoConnection):
             subjects = written(collection, before, doc)
         return document_change(collection, before, doc, subjects)
 
-    async def write_batch(self, writes: list[Write]) -> list[bool]:
+    async def write_batch(
+        self, writes: list[Write], *, receipt: ChangeReceipt | None = None
+    ) -> list[bool]:
         """Each write on its own (single-document writes need no transaction): False for one
         refused, because its key is taken or its document moved on."""
         done, changes = [], []
@@ -110,13 +137,15 @@ class DocumentWrites(MongoConnection):
                 if change is not None:
                     changes.append(change)
         finally:  # what was written is logged, even when a later write fails
-            await self._log(changes)
+            await self._log(changes, receipt)
         return done
 
     async def set_tracked_ranks(
         self,
         ranks: dict[str, tuple[int, list[TrackedRankDoc]]],
         leaders: dict[str, LeadersDoc] | None = None,
+        *,
+        receipt: ChangeReceipt | None = None,
     ) -> list[str]:
         """Place tracked models anew on these benchmarks' leaderboards (derived data only), and
         with `leaders` (by slug) their leaders, each if it is still at the revision its
@@ -139,7 +168,8 @@ class DocumentWrites(MongoConnection):
             if "leaders" in fields and before.get("leaders") != fields["leaders"]:
                 touched.add(subjects.leaders(slug))
         if touched:
-            await self._log([ChangeDraft(ChangeKind.PLACEMENTS_UPDATED, frozenset(touched))])
+            change = ChangeDraft(ChangeKind.PLACEMENTS_UPDATED, frozenset(touched))
+            await self._log([change], receipt)
         return moved
 
 

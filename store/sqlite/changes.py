@@ -15,6 +15,10 @@ class ChangeLogReads(SqliteConnection):
         """Apply the changes other processes log, as they log them, until cancelled."""
         await self.follower.follow(self.changes_after, self.change_bounds)
 
+    async def change_applied(self, sequence: int) -> None:
+        """Return once this process has applied every change up to `sequence`."""
+        await self.follower.applied(sequence)
+
     async def changes_after(
         self,
         sequence: int,

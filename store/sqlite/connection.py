@@ -13,7 +13,15 @@ from typing import Any, TypeVar
 
 import orjson
 
-from store.changes import RETENTION, Change, DataVersion, LogFollower, PruneClock, expired_before
+from store.changes import (
+    RETENTION,
+    Change,
+    ChangeReceipt,
+    DataVersion,
+    LogFollower,
+    PruneClock,
+    expired_before,
+)
 from store.documents import BenchmarkDoc
 from store.queries import StoreUnavailable, WriteFailed
 from store.sqlite.changelog import Drafts, append_changes, bounds_of
@@ -88,9 +96,14 @@ class SqliteConnection:
             self._thread, partial(work, self._connection)
         )
 
-    async def _write(self, work: Callable[[sqlite3.Connection, Drafts], T]) -> T:
+    async def _write(
+        self,
+        work: Callable[[sqlite3.Connection, Drafts], T],
+        receipt: ChangeReceipt | None = None,
+    ) -> T:
         """`work` in one transaction (taken at once, so writers queue rather than deadlock),
-        with the changes it describes appended to the change log in the same transaction."""
+        with the changes it describes appended to the change log in the same transaction (and
+        noted in `receipt`, if given)."""
         logged: list[Change] = []
 
         def transaction(connection: sqlite3.Connection) -> T:
@@ -121,6 +134,8 @@ class SqliteConnection:
                 raise
             raise WriteFailed(f"{self.path}: {error}") from error
         self.follower.local(logged)
+        if receipt is not None:
+            receipt.note(logged)
         return outcome
 
     async def watch_statements(self, seen: Callable[[str], None] | None) -> None:

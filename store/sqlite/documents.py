@@ -7,7 +7,7 @@ from typing import Any
 import orjson
 
 from store import subjects
-from store.changes import ChangeDraft, ChangeKind, document_change
+from store.changes import ChangeDraft, ChangeKind, ChangeReceipt, document_change
 from store.documents import LeadersDoc, TrackedRankDoc
 from store.queries import AlreadyExists, Collection, Write
 from store.sqlite.changelog import Drafts
@@ -27,6 +27,7 @@ class DocumentWrites(SqliteConnection):
         doc: Any,
         *,
         along: dict[str, dict[str, Any]] | None = None,
+        receipt: ChangeReceipt | None = None,
     ) -> str:
         """Write a site record in place of the one under `key`: "created", "updated" or
         "unchanged"; with the site records `along` (by id) in the same transaction."""
@@ -48,14 +49,26 @@ class DocumentWrites(SqliteConnection):
                 results.append("updated" if held is not None else "created")
             return results[0]
 
-        return await self._write(write)
+        return await self._write(write, receipt)
 
-    async def insert(self, collection: Collection, doc: Any, *, by: str | None = None) -> None:
+    async def insert(
+        self,
+        collection: Collection,
+        doc: Any,
+        *,
+        by: str | None = None,
+        receipt: ChangeReceipt | None = None,
+    ) -> None:
         """Store a new document; `AlreadyExists` if its slug, key or name is taken."""
-        await self.insert_many(collection, [doc], by=by)
+        await self.insert_many(collection, [doc], by=by, receipt=receipt)
 
     async def insert_many(
-        self, collection: Collection, docs: Iterable[Any], *, by: str | None = None
+        self,
+        collection: Collection,
+        docs: Iterable[Any],
+        *,
+        by: str | None = None,
+        receipt: ChangeReceipt | None = None,
     ) -> None:
         """Store new documents in one transaction: all of them, or none."""
         docs = list(docs)
@@ -64,10 +77,16 @@ class DocumentWrites(SqliteConnection):
             for doc in docs:
                 drafts.append(insert_row(connection, collection, doc, by))
 
-        await self._write(write)
+        await self._write(write, receipt)
 
     async def replace_at_revision(
-        self, collection: Collection, slug: str, revision: int, doc: Any
+        self,
+        collection: Collection,
+        slug: str,
+        revision: int,
+        doc: Any,
+        *,
+        receipt: ChangeReceipt | None = None,
     ) -> bool:
         """Replace the document `slug` if it is still at `revision`; False if it moved on."""
 
@@ -77,9 +96,11 @@ class DocumentWrites(SqliteConnection):
                 drafts.append(change)
             return change is not None
 
-        return await self._write(write)
+        return await self._write(write, receipt)
 
-    async def write_batch(self, writes: list[Write]) -> list[bool]:
+    async def write_batch(
+        self, writes: list[Write], *, receipt: ChangeReceipt | None = None
+    ) -> list[bool]:
         """Many writes in one transaction, each whole or not at all (a savepoint each): False
         for one refused, because its key is taken or its document moved on."""
 
@@ -105,12 +126,14 @@ class DocumentWrites(SqliteConnection):
                 done.append(change is not None)
             return done
 
-        return await self._write(write)
+        return await self._write(write, receipt)
 
     async def set_tracked_ranks(
         self,
         ranks: dict[str, tuple[int, list[TrackedRankDoc]]],
         leaders: dict[str, LeadersDoc] | None = None,
+        *,
+        receipt: ChangeReceipt | None = None,
     ) -> list[str]:
         """Place tracked models anew on these benchmarks' leaderboards (derived data only), and
         with `leaders` (by slug) their summaries' leaders, each if it is still at the revision
@@ -145,4 +168,4 @@ class DocumentWrites(SqliteConnection):
                 drafts.append(ChangeDraft(ChangeKind.PLACEMENTS_UPDATED, frozenset(touched)))
             return moved
 
-        return await self._write(write)
+        return await self._write(write, receipt)

@@ -145,10 +145,10 @@ async def test_a_model_created_while_the_import_writes_what_it_placed(
         await written.wait()
         return found
 
-    async def write_after_read(writes: Any) -> Any:
+    async def write_after_read(writes: Any, **named: Any) -> Any:
         await read.wait()
         try:
-            return await writing(writes)
+            return await writing(writes, **named)
         finally:
             written.set()
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pymongo import ReturnDocument
 
-from store import Store
+from store import ChangeReceipt, Store, decode_change_cursor, encode_change_cursor
 from store.changes import (
     Change,
     ChangeFilter,
@@ -304,3 +304,42 @@ async def test_a_reader_waits_until_the_change_it_names_is_applied_here() -> Non
     follower.local([change(3, "benchmark:b")])
     await asyncio.wait_for(waiter, 60)
     await asyncio.wait_for(version.reached(2), 60)  # at once: applied already
+
+
+async def test_a_reader_waiting_on_a_change_has_the_follower_read_the_log_at_once(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read-your-writes: a change another process made is applied here as soon as a reader
+    asks for it (`change_applied`), not at the follower's next poll (an hour away here)."""
+    monkeypatch.setattr("store.changes.POLL_SECONDS", 3600.0)
+    follower = another_process(store)
+    assert isinstance(follower, SqliteStore | MongoStore)
+    await changed(store, MATH, note="Read first")
+    _, first = await store.change_bounds()
+    following = asyncio.create_task(follower.follow_changes())
+    try:
+        # Once it has read the log past the first change, it waits for its poll.
+        await wait_for(lambda: follower.follower.followed >= first and follower.version.known)
+        receipt = ChangeReceipt()
+        doc = (await store.benchmarks_by_slugs([GENERAL]))[0]
+        new = {**doc, "note": "Read back", "revision": doc["revision"] + 1}
+        await store.replace_at_revision(
+            Collection.BENCHMARKS, GENERAL, doc["revision"], new, receipt=receipt
+        )
+        assert receipt.newest == (await store.change_bounds())[1]  # noted in its transaction
+        before = follower.version.current
+        await asyncio.wait_for(follower.change_applied(receipt.newest), 60)
+        assert follower.version.applied_through >= receipt.newest
+        assert follower.version.current != before  # applied (its answers retired), not skipped
+    finally:
+        following.cancel()
+        await asyncio.gather(following, return_exceptions=True)
+        if isinstance(follower, SqliteStore):
+            await follower.close()
+
+
+def test_a_change_cursor_names_its_change_and_nothing_else_decodes() -> None:
+    for sequence in (0, 1, 42, 10**18 - 1):
+        assert decode_change_cursor(encode_change_cursor(sequence)) == sequence
+    for junk in ("", "nope", "Y2hhbmdlOi0x", "Y2hhbmdlOjAx", encode_change_cursor(10**18)):
+        assert decode_change_cursor(junk) is None, junk  # "change:-1", "change:01", too large

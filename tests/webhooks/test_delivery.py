@@ -123,6 +123,8 @@ async def test_deliveries_are_signed_and_arrive_in_order_after_failures(
     assert (first["status"], first["attempts"], first["responseCode"]) == ("DELIVERED", 4, 204)
     assert first["id"] == receiver.ids[0]  # a retry keeps its webhook-id
     assert first["cursor"] == receiver.events[0]["cursor"]
+    # Each delivery names its change in a header too (read-your-writes: Almanac-Min-Change).
+    assert receiver.cursors == [event["cursor"] for event in receiver.events]
     metrics = (await client.get("/metrics")).text
     assert 'almanac_webhook_deliveries_total{outcome="retried"}' in metrics
     assert 'almanac_webhook_deliveries_total{outcome="delivered"}' in metrics
@@ -202,6 +204,7 @@ async def test_ping_and_redelivery_keep_their_ids(
     await saved(store, webhook_id, delivered(1))
     assert receiver.events[0]["type"] == "ping"
     assert receiver.ids == [queued["id"]]
+    assert receiver.cursors == [None]  # a ping is no change
     again = """mutation($id: ID!, $event: String!) {
       redeliverWebhookEvent(webhookId: $id, eventId: $event) { id status } }"""
     await admin.data(again, id=webhook_id, event=queued["id"])
