@@ -6,14 +6,13 @@ that fails keeps nothing. The staleness clock is the test's (no sleeps)."""
 import asyncio
 import json
 from collections import Counter
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 import pytest
 from prometheus_client import REGISTRY
 
-from schema import Context
 from server.api_keys import create_key
 from server.app import AlmanacApp, create_app
 from server.graphql import AlmanacGraphQL
@@ -197,38 +196,28 @@ async def test_no_stale_answer_with_a_bound_of_zero(
     await app.services.shared.budgets.close()
 
 
-def asking(monkeypatch: pytest.MonkeyPatch, min_change: Callable[[], int]) -> None:
-    """Every request asks for at least `min_change()` (as the view sets it from a request's
-    `Almanac-Min-Change`, or its key's last change)."""
-    made = AlmanacGraphQL.connection_context
-
-    def context_asking(view: AlmanacGraphQL, *args: Any) -> Context:
-        context = made(view, *args)
-        context.min_change = min_change()
-        return context
-
-    monkeypatch.setattr(AlmanacGraphQL, "connection_context", context_asking)
+async def described_after(client: httpx.AsyncClient, change: int) -> httpx.Response:
+    """The answer to a request asking for at least `change` (`Almanac-Min-Change`)."""
+    cursor = encode_change_cursor(change)
+    response = await client.post("/graphql", json=DESCRIBED, headers={"almanac-min-change": cursor})
+    assert response.status_code == 200, response.text
+    return response
 
 
 async def test_a_stale_answer_below_the_change_asked_for_is_not_served(
-    client: httpx.AsyncClient,
-    admin: GraphQLClient,
-    store: Store,
-    clock: Clock,
-    monkeypatch: pytest.MonkeyPatch,
+    client: httpx.AsyncClient, admin: GraphQLClient, store: Store, clock: Clock
 ) -> None:
     first = await described(client)
     reflected = store.version.applied_through
     await describe(admin, "Read again in December.")
-    asked = [reflected]
-    asking(monkeypatch, lambda: asked[0])
-    assert description(await described(client)) == description(first)  # it reflects that much
-    asked[0] = reflected + 1
-    fresh = await described(client)
+    written = store.version.applied_through
+    stale = await described_after(client, reflected)  # it reflects that much: stale is enough
+    assert (description(stale), freshness(stale)["stale"]) == (description(first), True)
+    fresh = await described_after(client, reflected + 1)
     assert description(fresh) == "Read again in December."
-    assert freshness(fresh)["stale"] is False
-    asked[0] = store.version.applied_through + 100  # a fresh answer is served whatever it asks
-    assert freshness(await described(client))["stale"] is False
+    assert freshness(fresh) == {"cursor": encode_change_cursor(written), "stale": False}
+    await describe(admin, "Read again in January.")  # another change, not asked for
+    assert freshness(await described_after(client, written))["stale"] is True
 
 
 async def test_a_write_elsewhere_leaves_answers_fresh_and_nothing_to_refresh(
