@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from editing import exported_benchmark, exported_head
-from interchange import eee_benchmark_lines
+from interchange import eee_benchmark_bytes
 from releases.content import (
     MANIFEST_FILE,
     StoredRelease,
@@ -29,7 +29,7 @@ from releases.content import (
     release_id,
     stored_of,
 )
-from releases.leaderboards import ReadLeaderboards, leaderboard_csv
+from releases.leaderboards import LEADERBOARD_COLUMNS, ReadLeaderboards, csv_file
 from releases.manifest import Release, ReleaseCounts, ReleaseFile
 from store import BenchmarkDoc, Collection, ReleaseStaging, Store, announce_release, release_storage
 
@@ -147,8 +147,7 @@ class Stream:
         self.held: list[bytes] = []
         self.size = 0
 
-    async def add(self, line: str) -> None:
-        encoded = line.encode()
+    async def add(self, encoded: bytes) -> None:
         self.held.append(encoded)
         self.size += len(encoded)
         if self.size >= CHUNK_BYTES:
@@ -183,14 +182,14 @@ async def _written(
     async def read() -> None:
         async for line in exported_head(store):
             tally.see(line)
-            await ndjson.add(json.dumps(line, ensure_ascii=False) + "\n")
+            await ndjson.add((json.dumps(line, ensure_ascii=False) + "\n").encode())
         # The next batch is read while this one is made into lines and leaderboards.
         async for batch in _read_ahead(store.documents_in_batches(Collection.BENCHMARKS, BATCH)):
             for doc in batch:
                 line = exported_benchmark(doc)
                 tally.see(line)
-                await ndjson.add(json.dumps(line, ensure_ascii=False) + "\n")
-                for record in eee_benchmark_lines(doc):
+                await ndjson.add((json.dumps(line, ensure_ascii=False) + "\n").encode())
+                for record in eee_benchmark_bytes(doc):
                     await eee.add(record)
             answers = await read_leaderboards(batch)
             await _leaderboards(staging, answers, batch, boards, rows)
@@ -203,16 +202,16 @@ async def _written(
 
 async def _leaderboards(
     staging: ReleaseStaging,
-    answers: dict[str, dict[str, Any]],
+    boards: dict[str, list[tuple[Any, ...]]],
     batch: list[BenchmarkDoc],
     files: list[ReleaseFile],
     rows: dict[str, int],
 ) -> None:
     """The batch's leaderboards staged as CSVs, listed in `files`, their rows in `rows`."""
     for doc in batch:
-        benchmark = answers[doc["slug"]]
-        data, name = leaderboard_csv(benchmark), f"benchmarks/{doc['slug']}.csv"
-        rows[name] = len(benchmark["leaderboard"])
+        lines = boards[doc["slug"]]
+        data, name = csv_file(LEADERBOARD_COLUMNS, lines), f"benchmarks/{doc['slug']}.csv"
+        rows[name] = len(lines)
         await staging.put_bytes(name, data)
         files.append(ReleaseFile(name, len(data), hashlib.sha256(data).hexdigest(), CSV))
 
