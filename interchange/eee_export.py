@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from json.encoder import encode_basestring
-from typing import Any, TextIO
+from typing import Any, Final, TextIO
 
 import orjson
 
@@ -39,6 +39,9 @@ UNIT_WORDS = {
     MetricUnit.ELO.name: "elo",
 }
 UNKNOWN = "unknown"
+# The same in every record (shared by them: records are only read, by the encoder).
+EVAL_LIBRARY: Final = {"name": UNKNOWN, "version": UNKNOWN}
+DEPLOYMENT: Final = {"deployment_type": UNKNOWN, "model_availability": UNKNOWN}
 
 
 async def eee_records(store: Store) -> AsyncIterator[dict[str, Any]]:
@@ -157,12 +160,8 @@ def _record(
         "evaluation_id": evaluation_id(common.slug, model_name, named, reported_by),
         "retrieved_timestamp": common.retrieved,
         "source_metadata": metadata,
-        "eval_library": {"name": UNKNOWN, "version": UNKNOWN},
-        "model_info": {
-            "name": model_name,
-            "id": model_name,
-            "additional_details": {"deployment_type": UNKNOWN, "model_availability": UNKNOWN},
-        },
+        "eval_library": EVAL_LIBRARY,
+        "model_info": {"name": model_name, "id": model_name, "additional_details": DEPLOYMENT},
         "evaluation_results": [_result(common, entry) for entry in entries],
     }
 

@@ -116,9 +116,14 @@ def board_lines(doc: BenchmarkDoc, tracked: TrackedModels, first: int) -> list[t
     rows = leaderboard(doc["entries"], higher_is_better=higher_is_better, tracked=tracked)
     board = Board(rows, unit=unit, higher_is_better=higher_is_better)
     read_on = _text(doc["scores_refreshed_on"])
+    # A model's flag is the same on each of its rows: asked once a model.
+    contaminated: dict[str | None, str] = {}
     lines = []
     for row, places in zip(rows[:first], board.ranges, strict=False):
         entry, model = row.entry, row.model
+        slug = None if model is None else model["slug"]
+        if (after := contaminated.get(slug)) is None:
+            after = contaminated[slug] = _flag(released_after_test_set(model, doc))
         interval = interval_of(entry, unit)
         standard_error, sample_size = entry.get("standard_error"), entry.get("sample_size")
         lines.append(
@@ -133,23 +138,25 @@ def board_lines(doc: BenchmarkDoc, tracked: TrackedModels, first: int) -> list[t
                 _text(entry["published_on"]),
                 _text(entry.get("note")),
                 read_on,
-                *(
-                    NO_INTERVAL
-                    if interval is None
-                    else (
-                        interval.low,
-                        interval.high,
-                        interval.level,
-                        "true" if interval.computed else "false",
-                    )
-                ),
+            )
+            + (
+                NO_INTERVAL
+                if interval is None
+                else (
+                    interval.low,
+                    interval.high,
+                    interval.level,
+                    "true" if interval.computed else "false",
+                )
+            )
+            + (
                 "" if standard_error is None else standard_error,
                 "" if sample_size is None else sample_size,
                 places.best,
                 places.worst,
                 _text(reported_by(entry, doc)),
                 _flag(self_reported(entry, model, doc)),
-                _flag(released_after_test_set(model, doc)),
+                after,
             )
         )
     return lines
@@ -175,11 +182,14 @@ def csv_cell(value: Any) -> Any:
 NO_INTERVAL = ("", "", "", "")
 
 
+FORMULA_FIRST = "".join(FORMULA_STARTS)
+
+
 def _text(value: str | None) -> str:
     """`csv_cell` of a text cell (or none)."""
-    if value is None:
+    if not value:
         return ""
-    return "'" + value if value.startswith(FORMULA_STARTS) else value
+    return "'" + value if value[0] in FORMULA_FIRST else value
 
 
 def _flag(value: bool | None) -> str:
