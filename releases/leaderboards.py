@@ -116,14 +116,20 @@ def board_lines(doc: BenchmarkDoc, tracked: TrackedModels, first: int) -> list[t
     rows = leaderboard(doc["entries"], higher_is_better=higher_is_better, tracked=tracked)
     board = Board(rows, unit=unit, higher_is_better=higher_is_better)
     read_on = _text(doc["scores_refreshed_on"])
-    # A model's flag is the same on each of its rows: asked once a model.
+    # A model's contamination flag is the same on each of its rows; whether a row is
+    # self-reported is a question of who reported it (its kind) and whose model it is: each
+    # asked once a leaderboard, not once a row.
     contaminated: dict[str | None, str] = {}
+    own: dict[tuple[str | None, str | None], str] = {}
     lines = []
     for row, places in zip(rows[:first], board.ranges, strict=False):
         entry, model = row.entry, row.model
         slug = None if model is None else model["slug"]
         if (after := contaminated.get(slug)) is None:
             after = contaminated[slug] = _flag(released_after_test_set(model, doc))
+        kind = reported_by(entry, doc)
+        if (mine := own.get((kind, slug))) is None:
+            mine = own[kind, slug] = _flag(self_reported(entry, model, doc))
         interval = interval_of(entry, unit)
         standard_error, sample_size = entry.get("standard_error"), entry.get("sample_size")
         lines.append(
@@ -154,8 +160,8 @@ def board_lines(doc: BenchmarkDoc, tracked: TrackedModels, first: int) -> list[t
                 "" if sample_size is None else sample_size,
                 places.best,
                 places.worst,
-                _text(reported_by(entry, doc)),
-                _flag(self_reported(entry, model, doc)),
+                _text(kind),
+                mine,
                 after,
             )
         )
