@@ -5,6 +5,7 @@ no formula-like text and no entry of its own reporter: here a leaderboard has ea
 
 import csv
 import io
+from typing import Any
 
 import httpx
 
@@ -18,7 +19,7 @@ SLUG = "code-interpreter-benchmark-general"  # PERCENT, its maintainer's leaderb
 # Added to the stored entries, one each: a published interval, a standard error (the interval
 # computed from it), a sample size (Wilson's, for a percentage), text a spreadsheet would run,
 # a reporter of the row's own (independent, or the model's maker), a negative score.
-CHANGES = [
+CHANGES: list[dict[str, Any]] = [
     {"interval": {"low": 80.0, "high": 85.5, "level": 0.9}},
     {"standard_error": 1.25, "sample_size": 500},
     {"sample_size": 300},
