@@ -43,10 +43,11 @@ BATCH = 10
 their leaderboards computed together."""
 QUEUED_CHUNKS = 2
 """Chunks of a file made and not yet written (the pass over the store waits beyond)."""
+QUEUED_BATCHES = 8
+"""Batches of leaderboards' CSVs made and not yet written (some 100 kB each)."""
 CHUNK_BYTES = 1024 * 1024
-"""Lines are handed to the store this many bytes at a time: each chunk is hashed in a thread
-(on the other core, while the pass makes the next lines) and written in one; a MB a hand-over
-keeps their cost small (a release of 10,000 benchmarks writes some 1.6 GB)."""
+"""Lines are handed to the store this many bytes at a time, each chunk written in a thread: a MB
+a hand-over keeps their cost small (a release of 10,000 benchmarks writes some 1.6 GB)."""
 
 
 class ReleaseRefused(Exception):
@@ -81,8 +82,9 @@ class Hashed:
     async def through(self, chunks: AsyncIterable[bytes]) -> AsyncIterator[bytes]:
         async for chunk in chunks:
             self.size += len(chunk)
-            # hashlib lets go of the GIL for a chunk this size: the hash runs beside the pass.
-            await asyncio.to_thread(self.sha.update, chunk)
+            # Here, not in a thread: on shared cores the hand-overs cost more CPU than the
+            # hash (measured: a release's CPU time 11.2 s in a thread, 7.7 s here).
+            self.sha.update(chunk)
             yield chunk
 
     def file(self) -> ReleaseFile:
@@ -180,9 +182,7 @@ async def _written(
     `/export.eee.jsonl` serves it) streamed as the documents are read, each batch's
     leaderboards computed from the same documents. The files in the manifest's order (the
     NDJSON, the JSONL, the CSVs by benchmark), and the rows of each CSV, by file name."""
-    ndjson, eee = Stream(NDJSON_FILE, NDJSON), Stream(EEE_FILE, JSONL)
-    boards: list[ReleaseFile] = []
-    rows: dict[str, int] = {}
+    ndjson, eee, boards = Stream(NDJSON_FILE, NDJSON), Stream(EEE_FILE, JSONL), Boards()
 
     async def read() -> None:
         async for line in exported_head(store):
@@ -190,37 +190,53 @@ async def _written(
             await ndjson.add([_ndjson_line(line)])
         # The next batch is read while this one is made into lines and leaderboards.
         async for batch in _read_ahead(store.documents_in_batches(Collection.BENCHMARKS, BATCH)):
-            for doc in batch:
-                line = exported_benchmark(doc)
-                tally.see(line)
-                await ndjson.add([_ndjson_line(line)])
-                await eee.add(eee_benchmark_bytes(doc))
-            answers = await read_leaderboards(batch)
-            await _leaderboards(staging, answers, batch, boards, rows)
+            # Its leaderboards' tracked models read from the store while its lines are made.
+            computing = asyncio.ensure_future(read_leaderboards(batch))
+            try:
+                for doc in batch:
+                    line = exported_benchmark(doc)
+                    tally.see(line)
+                    await ndjson.add([_ndjson_line(line)])
+                    await eee.add(eee_benchmark_bytes(doc))
+                await boards.add(await computing, batch)
+            finally:
+                computing.cancel()
         await ndjson.close()
         await eee.close()
+        await boards.close()
 
-    await _together(read(), ndjson.written(staging), eee.written(staging))
-    return [ndjson.hashed.file(), eee.hashed.file(), *boards], rows
+    await _together(read(), ndjson.written(staging), eee.written(staging), boards.written(staging))
+    return [ndjson.hashed.file(), eee.hashed.file(), *boards.files], boards.rows
 
 
-async def _leaderboards(
-    staging: ReleaseStaging,
-    boards: dict[str, list[tuple[Any, ...]]],
-    batch: list[BenchmarkDoc],
-    files: list[ReleaseFile],
-    rows: dict[str, int],
-) -> None:
-    """The batch's leaderboards staged as CSVs (in one step), listed in `files`, their rows
-    in `rows`."""
-    made = []
-    for doc in batch:
-        lines = boards[doc["slug"]]
-        data, name = csv_file(LEADERBOARD_COLUMNS, lines), f"benchmarks/{doc['slug']}.csv"
-        rows[name] = len(lines)
-        made.append((name, data))
-        files.append(ReleaseFile(name, len(data), hashlib.sha256(data).hexdigest(), CSV))
-    await staging.put_files(made)
+class Boards:
+    """The leaderboards' CSVs, made by the pass a batch at a time, listed (in the pass's order)
+    and handed to their writer, which stages each batch in one step while the pass goes on (a
+    few batches queued: the pass waits beyond)."""
+
+    def __init__(self) -> None:
+        self.files: list[ReleaseFile] = []
+        self.rows: dict[str, int] = {}
+        self.queue: asyncio.Queue[list[tuple[str, bytes]] | None] = asyncio.Queue(QUEUED_BATCHES)
+
+    async def add(
+        self, boards: dict[str, list[tuple[Any, ...]]], batch: list[BenchmarkDoc]
+    ) -> None:
+        made = []
+        for doc in batch:
+            lines = boards[doc["slug"]]
+            data, name = csv_file(LEADERBOARD_COLUMNS, lines), f"benchmarks/{doc['slug']}.csv"
+            self.rows[name] = len(lines)
+            made.append((name, data))
+            self.files.append(ReleaseFile(name, len(data), hashlib.sha256(data).hexdigest(), CSV))
+        await self.queue.put(made)
+
+    async def close(self) -> None:
+        await self.queue.put(None)
+
+    async def written(self, staging: ReleaseStaging) -> None:
+        while (made := await self.queue.get()) is not None:
+            await staging.put_files(made)
 
 
 def _ndjson_line(line: dict[str, Any]) -> bytes:
