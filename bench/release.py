@@ -3,10 +3,13 @@ making it costs in time against `almanac export` of the same data, and in memory
 made and while it is downloaded.
 
 The almanac is imported with `almanac import` into a new data directory. Then, in one process
-on that store, timed: the export written as `almanac export FILE.ndjson` writes it
-(`editing.write_export`), then the release made by `schema.create_release` (what `almanac
-release create` and the createRelease mutation run), while a thread samples the process's RSS
-every 10 ms from just before (after the export). Then
+on that store, timed, `--repeats` times in turn (on shared cores the machine's load moves
+between runs: each release is compared with the export just before it): the export written as
+`almanac export FILE.ndjson` writes it (`editing.write_export`), then the release made by
+`schema.create_release` (what `almanac release create` and the createRelease mutation run),
+while a thread samples the process's RSS every 10 ms from just before (after the export). The
+release made is removed from the data directory before the next (the same data would give the
+release made, at once). Then
 `almanac serve` serves the data directory: the server's RSS idle (after one small download), and
 its peak while a client downloads the release's NDJSON, its manifest and the first 200
 leaderboards' CSVs, each read to its end.
@@ -14,13 +17,15 @@ leaderboards' CSVs, each read to its end.
 Bars (issue 29): memory grows at most 100 MB while the release is made and while it is
 downloaded; making it takes at most 2x the export's time.
 
-    .venv/bin/python bench/release.py [--benchmarks 10000]
+    .venv/bin/python bench/release.py [--benchmarks 10000] [--repeats 3]
 """
 
 import argparse
 import asyncio
 import json
 import os
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -45,35 +50,40 @@ CSVS_DOWNLOADED = 200
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--benchmarks", type=int, default=10_000)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        help="a data directory the synthetic almanac of --benchmarks was imported into "
+        "(`almanac import`) by an earlier run: the import is skipped; its releases are removed",
+    )
     parser.add_argument("--make-in", type=Path, help=argparse.SUPPRESS)  # the child's part
     args = parser.parse_args()
     if args.make_in is not None:
-        print(json.dumps(asyncio.run(_make_measured(args.make_in))))
+        print(json.dumps(asyncio.run(_make_measured(args.make_in, args.repeats))))
         return
-    figures = measure_release(args.benchmarks)
+    figures = measure_release(args.benchmarks, args.repeats, args.data_dir)
     for name, value in figures.items():
         print(f"  {name:26} {value}")
 
 
-def measure_release(benchmarks: int) -> dict[str, Any]:
+def measure_release(
+    benchmarks: int, repeats: int = 3, imported_in: Path | None = None
+) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="almanac-release-") as scratch:
-        data_dir = Path(scratch) / "data"
-        file = Path(scratch) / "synthetic.json"
-        with file.open("w") as out:
-            json.dump(synthetic_almanac(benchmarks), out)
-        began = time.monotonic()
-        subprocess.run(
-            [sys.executable, "-m", "server.cli", "import", str(file), "--by", "bench"],
-            cwd=ROOT,
-            env=environment(data_dir),
-            check=True,
-            capture_output=True,
-        )
-        imported = time.monotonic() - began
-        file.unlink()
+        data_dir = imported_in or Path(scratch) / "data"
+        imported = None if imported_in else _imported(benchmarks, data_dir, Path(scratch))
         made = json.loads(
             subprocess.run(
-                [sys.executable, "-m", "bench.release", "--make-in", str(data_dir)],
+                [
+                    sys.executable,
+                    "-m",
+                    "bench.release",
+                    "--make-in",
+                    str(data_dir),
+                    "--repeats",
+                    str(repeats),
+                ],
                 cwd=ROOT,
                 env=environment(data_dir),
                 check=True,
@@ -82,12 +92,11 @@ def measure_release(benchmarks: int) -> dict[str, Any]:
             ).stdout
         )
         downloaded = _download(data_dir, made["id"])
-    ratio = made["release_seconds"] / made["export_seconds"]
+    ratio = made["release_vs_export"]
     return {
         "benchmarks": benchmarks,
-        "import_seconds": round(imported, 1),
+        "import_seconds": imported,
         **{name: value for name, value in made.items() if name != "id"},
-        "release_vs_export": round(ratio, 2),
         **downloaded,
         "within_bars": made["making_growth_mb"] <= BAR_MB
         and downloaded["download_growth_mb"] <= BAR_MB
@@ -95,50 +104,86 @@ def measure_release(benchmarks: int) -> dict[str, Any]:
     }
 
 
-async def _make_measured(data_dir: Path) -> dict[str, Any]:
-    """In one process (the server's code path for both): the export written as `almanac export`
-    writes it, timed; then the release made, timed, its RSS sampled every 10 ms from just
-    before (after the export: what reading everything once leaves in memory is not counted)."""
+def _imported(benchmarks: int, data_dir: Path, scratch: Path) -> float:
+    """The synthetic almanac imported into `data_dir` by `almanac import`: the seconds taken."""
+    file = scratch / "synthetic.json"
+    with file.open("w") as out:
+        json.dump(synthetic_almanac(benchmarks), out)
+    began = time.monotonic()
+    subprocess.run(
+        [sys.executable, "-m", "server.cli", "import", str(file), "--by", "bench"],
+        cwd=ROOT,
+        env=environment(data_dir),
+        check=True,
+        capture_output=True,
+    )
+    file.unlink()
+    return round(time.monotonic() - began, 1)
+
+
+async def _make_measured(data_dir: Path, repeats: int) -> dict[str, Any]:
+    """In one process (the server's code path for both), `repeats` times: the export written
+    as `almanac export` writes it, timed; then the release made, timed, its RSS sampled every
+    10 ms from just before (after the export: what reading everything once leaves in memory is
+    not counted). The release/export ratio is the median of the turns'."""
     from editing import write_export  # the child's imports only
     from schema import create_release
     from store import connect
 
     store = connect(None, "almanac", data_dir)
+    exports, releases, growths, before = [], [], [], 0.0
     try:
-        began = time.monotonic()
-        with (data_dir.parent / "almanac.ndjson").open("w", encoding="utf-8") as out:
-            await write_export(store, out, ndjson=True)
-        exported = time.monotonic() - began
-        before = peak = rss_mb_self()
-        done = threading.Event()
-
-        def sample() -> None:
-            nonlocal peak
-            while not done.is_set():
-                peak = max(peak, rss_mb_self())
-                time.sleep(0.01)
-
-        sampler = threading.Thread(target=sample, daemon=True)
-        sampler.start()
-        began = time.monotonic()
-        try:
-            stored, _ = await create_release(store, "Bench")
-        finally:
-            done.set()
-            sampler.join()
-        seconds = time.monotonic() - began
+        for _ in range(repeats):
+            shutil.rmtree(data_dir / "releases", ignore_errors=True)  # the embedded store's
+            began = time.monotonic()
+            with (data_dir.parent / "almanac.ndjson").open("w", encoding="utf-8") as out:
+                await write_export(store, out, ndjson=True)
+            exports.append(time.monotonic() - began)
+            before = rss_mb_self()
+            with _PeakRss(before) as peak:
+                began = time.monotonic()
+                stored, made = await create_release(store, "Bench")
+                releases.append(time.monotonic() - began)
+            assert made, "the release was made before: it was not removed"
+            growths.append(peak.mb - before)
     finally:
         await store.close()
     [ndjson] = [file for file in stored.release.files if file.name == "almanac.ndjson"]
+    ratios = [release / export for export, release in zip(exports, releases, strict=True)]
     return {
         "id": stored.release.id,
-        "export_seconds": round(exported, 1),
-        "release_seconds": round(seconds, 1),
+        "export_seconds": [round(seconds, 1) for seconds in exports],
+        "release_seconds": [round(seconds, 1) for seconds in releases],
+        "release_vs_export_each": [round(ratio, 2) for ratio in ratios],
+        "release_vs_export": round(statistics.median(ratios), 2),
         "making_rss_before_mb": round(before, 1),
-        "making_growth_mb": round(peak - before, 1),
+        "making_growth_mb": round(max(growths), 1),
         "files": len(stored.release.files) + 1,
         "ndjson_bytes": ndjson.size,
+        "eee_bytes": sum(file.size for file in stored.release.files if file.name.endswith("jsonl")),
     }
+
+
+class _PeakRss:
+    """The process's peak RSS, sampled every 10 ms by a thread while in the block."""
+
+    def __init__(self, start: float) -> None:
+        self.mb = start
+        self.done = threading.Event()
+        self.sampler = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        while not self.done.is_set():
+            self.mb = max(self.mb, rss_mb_self())
+            time.sleep(0.01)
+
+    def __enter__(self) -> "_PeakRss":
+        self.sampler.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.done.set()
+        self.sampler.join()
 
 
 def rss_mb_self() -> float:

@@ -4,7 +4,13 @@ almanac written out as Every Eval Ever records.
 
 Other packages import from here, never from the modules inside (import-linter checks it)."""
 
-from interchange.eee_export import eee_benchmark_lines, eee_lines, eee_records, write_eee
+from interchange.eee_export import (
+    eee_benchmark_bytes,
+    eee_benchmark_lines,
+    eee_lines,
+    eee_records,
+    write_eee,
+)
 from interchange.eee_schema import CURRENT as EEE_VERSION
 from interchange.eee_schema import record_problem
 from interchange.formats import ALMANAC_FORMATS, TOOL_FORMATS, detect, files_in
@@ -33,6 +39,7 @@ __all__ = [
     "ToolFile",
     "ToolResult",
     "detect",
+    "eee_benchmark_bytes",
     "eee_benchmark_lines",
     "eee_lines",
     "eee_records",

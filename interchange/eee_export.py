@@ -10,10 +10,13 @@ records gives it back).
 """
 
 import hashlib
-import json
 from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, TextIO
+from json.encoder import encode_basestring
+from typing import Any, Final, TextIO
+
+import orjson
 
 from interchange.eee import ALMANAC_DETAILS, KEPT_BENCHMARK, KEPT_REPORTER
 from interchange.eee_schema import CURRENT
@@ -36,6 +39,9 @@ UNIT_WORDS = {
     MetricUnit.ELO.name: "elo",
 }
 UNKNOWN = "unknown"
+# The same in every record (shared by them: records are only read, by the encoder).
+EVAL_LIBRARY: Final = {"name": UNKNOWN, "version": UNKNOWN}
+DEPLOYMENT: Final = {"deployment_type": UNKNOWN, "model_availability": UNKNOWN}
 
 
 async def eee_records(store: Store) -> AsyncIterator[dict[str, Any]]:
@@ -55,9 +61,17 @@ async def eee_lines(store: Store) -> AsyncIterator[str]:
 
 
 def eee_benchmark_lines(doc: BenchmarkDoc) -> Iterator[str]:
-    """A benchmark's lines of `eee_lines` (a release makes them from the documents it reads)."""
+    """A benchmark's lines of `eee_lines`."""
+    for line in eee_benchmark_bytes(doc):
+        yield line.decode()
+
+
+def eee_benchmark_bytes(doc: BenchmarkDoc) -> Iterator[bytes]:
+    """A benchmark's lines of `eee_lines`, encoded (a release makes them from the documents it
+    reads). Compact JSON, keys sorted, by orjson: a tenth of `json.dumps`'s time, a release's
+    largest file (1 GB for the synthetic 10,000 benchmarks)."""
     for record in benchmark_records(doc):
-        yield json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n"
+        yield orjson.dumps(record, option=orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE)
 
 
 async def write_eee(store: Store, out: TextIO) -> int:
@@ -76,38 +90,79 @@ def benchmark_records(doc: BenchmarkDoc) -> Iterator[dict[str, Any]]:
         named = entry["source"] or (source["name"] if source else UNKNOWN)
         key = (entry["model_name"], named, entry.get("reported_by") or "")
         groups.setdefault(key, []).append(entry)
+    common = _Common.of(doc)
     for (model_name, named, reported_by), entries in groups.items():
-        yield _record(doc, model_name, named, reported_by, entries)
+        yield _record(common, model_name, named, reported_by, entries)
+
+
+@dataclass(frozen=True, slots=True)
+class _Common:
+    """What every record and result of one benchmark shares, made once a benchmark (its
+    records are some hundred; each result's parts are only read, never changed)."""
+
+    slug: str
+    name: str
+    kind: str
+    url: str | None
+    retrieved: str
+    source_data: dict[str, Any]
+    metric_config: dict[str, Any]
+
+    @classmethod
+    def of(cls, doc: BenchmarkDoc) -> "_Common":
+        metric, source = doc["metric"], doc["source"]
+        url = source.get("url") if source else None
+        low, high = _range(metric["unit"], doc.get("ceiling"))
+        return cls(
+            slug=doc["slug"],
+            name=doc["name"],
+            kind=(source.get("kind") if source else None) or "",
+            url=url or None,
+            retrieved=_retrieved(doc),
+            source_data={"dataset_name": doc["name"], "source_type": "url", "url": [url]}
+            if url
+            else {"dataset_name": doc["name"], "source_type": "other"},
+            metric_config={
+                "evaluation_description": metric["name"],
+                "metric_name": metric["name"],
+                "metric_unit": UNIT_WORDS.get(metric["unit"], metric["unit"].lower()),
+                "lower_is_better": not metric["higher_is_better"],
+                "score_type": "continuous",
+                "min_score": low,
+                "max_score": high,
+            },
+        )
+
+
+def evaluation_id(slug: str, model_name: str, named: str, reported_by: str) -> str:
+    """What the record is about, hashed: the same data, the same id, in any run and store.
+    The key is the JSON of the four (`json.dumps` of the list, as ids were first made), written
+    by the encoder `json.dumps` itself uses for text: the ids stay as they were."""
+    key = "[" + ", ".join(map(encode_basestring, (slug, model_name, named, reported_by))) + "]"
+    return f"almanac/{slug}/{hashlib.sha256(key.encode()).hexdigest()[:16]}"
 
 
 def _record(
-    doc: BenchmarkDoc, model_name: str, named: str, reported_by: str, entries: list[EntryDoc]
+    common: _Common, model_name: str, named: str, reported_by: str, entries: list[EntryDoc]
 ) -> dict[str, Any]:
-    source = doc["source"]
-    reporter = reported_by or (source.get("kind") if source else None) or ""
-    key = json.dumps([doc["slug"], model_name, named, reported_by], ensure_ascii=False)
-    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
+    reporter = reported_by or common.kind
     metadata: dict[str, Any] = {
         "source_name": named,
         "source_type": "documentation",
         "source_organization_name": ORGANIZATION,
         "evaluator_relationship": RELATIONSHIPS.get(reporter, "other"),
-        "additional_details": {KEPT_BENCHMARK: doc["slug"], KEPT_REPORTER: reported_by},
+        "additional_details": {KEPT_BENCHMARK: common.slug, KEPT_REPORTER: reported_by},
     }
-    if source and source.get("url"):
-        metadata["source_organization_url"] = source["url"]
+    if common.url:
+        metadata["source_organization_url"] = common.url
     return {
         "schema_version": CURRENT,
-        "evaluation_id": f"almanac/{doc['slug']}/{digest}",
-        "retrieved_timestamp": _retrieved(doc),
+        "evaluation_id": evaluation_id(common.slug, model_name, named, reported_by),
+        "retrieved_timestamp": common.retrieved,
         "source_metadata": metadata,
-        "eval_library": {"name": UNKNOWN, "version": UNKNOWN},
-        "model_info": {
-            "name": model_name,
-            "id": model_name,
-            "additional_details": {"deployment_type": UNKNOWN, "model_availability": UNKNOWN},
-        },
-        "evaluation_results": [_result(doc, entry) for entry in entries],
+        "eval_library": EVAL_LIBRARY,
+        "model_info": {"name": model_name, "id": model_name, "additional_details": DEPLOYMENT},
+        "evaluation_results": [_result(common, entry) for entry in entries],
     }
 
 
@@ -118,34 +173,21 @@ def _retrieved(doc: BenchmarkDoc) -> str:
     return str(int(datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()))
 
 
-def _result(doc: BenchmarkDoc, entry: EntryDoc) -> dict[str, Any]:
-    metric, source = doc["metric"], doc["source"]
-    low, high = _range(metric["unit"], doc.get("ceiling"))
-    data: dict[str, Any] = (
-        {"dataset_name": doc["name"], "source_type": "url", "url": [source["url"]]}
-        if source and source.get("url")
-        else {"dataset_name": doc["name"], "source_type": "other"}
-    )
-    row: dict[str, Any] = dict(entry)
-    details = {name: str(row[name]) for name in ALMANAC_DETAILS if row.get(name) is not None}
+def _result(common: _Common, entry: EntryDoc) -> dict[str, Any]:
+    details = {
+        name: str(value) for name in ALMANAC_DETAILS if (value := entry.get(name)) is not None
+    }
+    score_details: dict[str, Any] = {"score": entry["score"], "details": details}
     result: dict[str, Any] = {
-        "evaluation_name": doc["name"],
-        "source_data": data,
-        "metric_config": {
-            "evaluation_description": metric["name"],
-            "metric_name": metric["name"],
-            "metric_unit": UNIT_WORDS.get(metric["unit"], metric["unit"].lower()),
-            "lower_is_better": not metric["higher_is_better"],
-            "score_type": "continuous",
-            "min_score": low,
-            "max_score": high,
-        },
-        "score_details": {"score": entry["score"], "details": details},
+        "evaluation_name": common.name,
+        "source_data": common.source_data,
+        "metric_config": common.metric_config,
+        "score_details": score_details,
     }
     if entry.get("published_on"):
         result["evaluation_timestamp"] = entry["published_on"]
     if uncertainty := _uncertainty(entry):
-        result["score_details"]["uncertainty"] = uncertainty
+        score_details["uncertainty"] = uncertainty
     return result
 
 

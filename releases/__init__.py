@@ -10,6 +10,7 @@ from releases.leaderboards import (
     LEADERBOARD,
     UNCERTAINTY_COLUMNS,
     ReadLeaderboards,
+    board_lines,
     csv_bytes,
     leaderboard_csv,
 )
@@ -48,6 +49,7 @@ __all__ = [
     "Site",
     "StoredRelease",
     "Tombstone",
+    "board_lines",
     "csv_bytes",
     "delete_release",
     "file_chunks",

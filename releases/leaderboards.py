@@ -1,12 +1,24 @@
-"""A leaderboard as a release holds it: the page's own query (`LEADERBOARD`, run by the schema,
-so the rules are the page's: best score per model, the order, the ranks, the tracked flags),
-written as the CSV `/benchmarks/{slug}.csv` serves (the same columns, the same cells)."""
+"""A leaderboard as a CSV: the download `/benchmarks/{slug}.csv` writes the answer of the page's
+own query (`LEADERBOARD`, run by the schema); a release writes the same lines straight from a
+benchmark's document by the rules the page's types call (resolvers: best score per model, the
+order, the ranks and their ranges, the intervals, the tracked flags, who reported each score),
+without the types between (a release's 10,000 leaderboards: the types' rows and the answer's
+dicts were half its time). The same columns, the same cells: tested byte for byte."""
 
 import csv
 import io
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
+from resolvers import (
+    Board,
+    TrackedModels,
+    interval_of,
+    leaderboard,
+    released_after_test_set,
+    reported_by,
+    self_reported,
+)
 from store import BenchmarkDoc
 
 LEADERBOARD = """
@@ -28,9 +40,10 @@ query Leaderboard(
   }
 }"""
 
-ReadLeaderboards = Callable[[list[BenchmarkDoc]], Awaitable[dict[str, dict[str, Any]]]]
-"""The `benchmark` of `LEADERBOARD` for each of these whole documents (a release's pass over the
-store read them), every row, by slug: what the schema answers (the layer above computes it)."""
+ReadLeaderboards = Callable[[list[BenchmarkDoc]], Awaitable[dict[str, list[tuple[Any, ...]]]]]
+"""The CSV lines (`board_lines`) of each of these whole documents' leaderboard (a release's
+pass over the store read them), every row the page's query can ask for, by slug (the layer
+above knows the tracked models and the rows' limit)."""
 
 # Appended after the first columns: how sure the score is and who reported it.
 UNCERTAINTY_COLUMNS = (
@@ -94,6 +107,67 @@ def leaderboard_csv(benchmark: dict[str, Any]) -> bytes:
     return csv_bytes(LEADERBOARD_COLUMNS, leaderboard_lines(benchmark))
 
 
+def board_lines(doc: BenchmarkDoc, tracked: TrackedModels, first: int) -> list[tuple[Any, ...]]:
+    """The CSV's lines (after its header) of the first `first` rows of the benchmark's
+    leaderboard, its entries' tracked models in `tracked`: what `leaderboard_lines` makes of the
+    `LEADERBOARD` answer, each cell already as `csv_cell` gives it (written by `csv_file`)."""
+    metric = doc["metric"]
+    unit, higher_is_better = metric["unit"], metric["higher_is_better"]
+    rows = leaderboard(doc["entries"], higher_is_better=higher_is_better, tracked=tracked)
+    board = Board(rows, unit=unit, higher_is_better=higher_is_better)
+    read_on = _text(doc["scores_refreshed_on"])
+    # A model's contamination flag is the same on each of its rows; whether a row is
+    # self-reported is a question of who reported it (its kind) and whose model it is: each
+    # asked once a leaderboard, not once a row.
+    contaminated: dict[str | None, str] = {}
+    own: dict[tuple[str | None, str | None], str] = {}
+    lines = []
+    for row, places in zip(rows[:first], board.ranges, strict=False):
+        entry, model = row.entry, row.model
+        slug = None if model is None else model["slug"]
+        if (after := contaminated.get(slug)) is None:
+            after = contaminated[slug] = _flag(released_after_test_set(model, doc))
+        kind = reported_by(entry, doc)
+        if (mine := own.get((kind, slug))) is None:
+            mine = own[kind, slug] = _flag(self_reported(entry, model, doc))
+        interval = interval_of(entry, unit)
+        standard_error, sample_size = entry.get("standard_error"), entry.get("sample_size")
+        lines.append(
+            (
+                row.rank,
+                _text(row.model_name),
+                _text(entry["model_name"]),
+                "true" if model is not None else "false",
+                entry["score"],
+                _text(entry["setting"]),
+                _text(entry["source"]),
+                _text(entry["published_on"]),
+                _text(entry.get("note")),
+                read_on,
+            )
+            + (
+                NO_INTERVAL
+                if interval is None
+                else (
+                    interval.low,
+                    interval.high,
+                    interval.level,
+                    "true" if interval.computed else "false",
+                )
+            )
+            + (
+                "" if standard_error is None else standard_error,
+                "" if sample_size is None else sample_size,
+                places.best,
+                places.worst,
+                _text(kind),
+                mine,
+                after,
+            )
+        )
+    return lines
+
+
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 """What makes a spreadsheet run a cell as a formula (OWASP, "CSV Injection")."""
 
@@ -111,6 +185,24 @@ def csv_cell(value: Any) -> Any:
     return value
 
 
+NO_INTERVAL = ("", "", "", "")
+
+
+FORMULA_FIRST = "".join(FORMULA_STARTS)
+
+
+def _text(value: str | None) -> str:
+    """`csv_cell` of a text cell (or none)."""
+    if not value:
+        return ""
+    return "'" + value if value[0] in FORMULA_FIRST else value
+
+
+def _flag(value: bool | None) -> str:
+    """`csv_cell` of a flag (or none)."""
+    return "" if value is None else "true" if value else "false"
+
+
 def csv_text(cell: str) -> str:
     """A text cell as it was before `csv_cell` neutralised it for spreadsheets."""
     if cell.startswith("'") and cell[1:].startswith(FORMULA_STARTS):
@@ -119,10 +211,15 @@ def csv_text(cell: str) -> str:
 
 
 def csv_bytes(columns: tuple[str, ...], lines: list[tuple[Any, ...]]) -> bytes:
+    return csv_file(columns, ([csv_cell(value) for value in line] for line in lines))
+
+
+def csv_file(columns: tuple[str, ...], cells: Iterable[Iterable[Any]]) -> bytes:
+    """The CSV of lines whose cells are as `csv_cell` gives them."""
     out = io.StringIO()
     # Lines end in CRLF (RFC 4180): the writer then quotes any cell holding a CR or an LF, which
     # with a bare LF it leaves unquoted for a CR, and a reader splits the row there.
     writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow(columns)
-    writer.writerows([csv_cell(value) for value in line] for line in lines)
+    writer.writerows(cells)
     return out.getvalue().encode()

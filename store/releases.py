@@ -19,7 +19,7 @@ import json
 import os
 import secrets
 import shutil
-from collections.abc import AsyncIterable, AsyncIterator
+from collections.abc import AsyncIterable, AsyncIterator, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
 
@@ -56,6 +56,11 @@ class ReleaseStaging(Protocol):
 
     async def put_bytes(self, name: str, data: bytes) -> None:
         """Write the file `name` holding `data` (a small file: one round trip)."""
+        ...
+
+    async def put_files(self, files: Sequence[tuple[str, bytes]]) -> None:
+        """Write each small file (`name`, `data`), all in one step (a release's leaderboards:
+        a batch of them in one hand-over to a thread, not one each)."""
         ...
 
     async def commit(self, release_id: str, record: dict[str, Any]) -> bool:
@@ -147,11 +152,15 @@ class FileStaging:
             await asyncio.to_thread(out.close)
 
     async def put_bytes(self, name: str, data: bytes) -> None:
-        target = self.directory / _safe(name)
+        await self.put_files([(name, data)])
+
+    async def put_files(self, files: Sequence[tuple[str, bytes]]) -> None:
+        targets = [(self.directory / _safe(name), data) for name, data in files]
 
         def write() -> None:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
+            for target, data in targets:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
 
         await asyncio.to_thread(write)
 
@@ -270,6 +279,10 @@ class GridFsStaging:
         await self.bucket.upload_from_stream_with_id(
             ObjectId(), f"{self.token}/{_safe(name)}", data, metadata={"staging": self.token}
         )
+
+    async def put_files(self, files: Sequence[tuple[str, bytes]]) -> None:
+        for name, data in files:
+            await self.put_bytes(name, data)
 
     async def commit(self, release_id: str, record: dict[str, Any]) -> bool:
         try:

@@ -60,8 +60,8 @@ async def test_a_client_holding_a_file_gets_a_304(
 async def test_each_leaderboard_is_its_download_byte_for_byte_and_priced_so(
     client: httpx.AsyncClient, released: StoredRelease
 ) -> None:
-    """The release computes its leaderboards from the schema's types without running the
-    query: each CSV is still the query's, as `/benchmarks/{slug}.csv` runs it."""
+    """The release computes its leaderboards by the rules the schema's types call, without
+    running the query: each CSV is still the query's, as `/benchmarks/{slug}.csv` runs it."""
     base = f"/releases/{released.release.id}"
     csvs = [f.name for f in released.release.files if f.name.startswith("benchmarks/")]
     assert len(csvs) == 11
