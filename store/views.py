@@ -114,10 +114,9 @@ class StoreView:
         self.inner = inner
         self.watch = watch
         self.read = read
-
-    @property
-    def version(self) -> DataVersion:  # read on every request: no __getattr__ lookup
-        return self.inner.version
+        # Read on every request: an attribute of its own (a store's version is made with it,
+        # once), found without a call or a __getattr__ lookup.
+        self.version: DataVersion = inner.version
 
     def __getattr__(self, name: str) -> Any:
         found = getattr(self.inner, name)
