@@ -134,10 +134,10 @@ class RequestIds:
         try:
             await self.app(scope, receive, send_with_id)
         finally:
-            seconds = time.perf_counter() - began
-            exchange = exchange_of(scope)
-            for observe in self.observers:
-                observe(scope, exchange, status, seconds)
+            if self.observers:
+                seconds, exchange = time.perf_counter() - began, exchange_of(scope)
+                for observe in self.observers:
+                    observe(scope, exchange, status, seconds)
             request_id.reset(token)
 
 
