@@ -114,9 +114,10 @@ class StoreView:
         self.inner = inner
         self.watch = watch
         self.read = read
-        # Read on every request: an attribute of its own (a store's version is made with it,
-        # once), found without a call or a __getattr__ lookup.
-        self.version: DataVersion = inner.version
+
+    @property
+    def version(self) -> DataVersion:  # read on every request: no __getattr__ lookup
+        return self.inner.version
 
     def __getattr__(self, name: str) -> Any:
         found = getattr(self.inner, name)
