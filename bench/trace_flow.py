@@ -237,13 +237,31 @@ def spoils(event: Event) -> bool:
 def visits(events: list[Event], resumptions: bool = False) -> list[str]:
     """The files entered, in order: consecutive entries into one file are one visit. With
     `resumptions`, a coroutine going on after an `await` enters its file again too."""
-    entered: list[str] = []
+    return [event.path for event in first_calls(events, resumptions)]
+
+
+def first_calls(events: list[Event], resumptions: bool = False) -> list[Event]:
+    """The call that begins each visit (see `visits`)."""
+    entered: list[Event] = []
     for event in events:
         if event.kind != "call" or (event.resumed and not resumptions):
             continue
-        if not entered or entered[-1] != event.path:
-            entered.append(event.path)
+        if not entered or entered[-1].path != event.path:
+            entered.append(event)
     return entered
+
+
+def reentries(events: list[Event]) -> list[str]:
+    """Each visit to a file after its first: the file, the function entered, and the file it
+    was entered from (the visit before it)."""
+    seen: set[str] = set()
+    found, before = [], ""
+    for event in first_calls(events):
+        if event.path in seen:
+            found.append(f"{event.path}:{event.function} (after {before})")
+        seen.add(event.path)
+        before = event.path
+    return found
 
 
 def package(path: str) -> str:
@@ -277,6 +295,9 @@ def report(name: str, events: list[Event], show_calls: bool) -> None:
     )
     for number, path in enumerate(entered, 1):
         print(f"  {number:3} {path}")
+    print(f"{name}: the re-entries")
+    for reentry in reentries(events):
+        print(f"      {reentry}")
     entered_up = len(returns_into_server(events, resumptions=False))
     print(
         f"{name}: control comes into server/ from a lower package {len(ups)} times "

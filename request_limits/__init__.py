@@ -1,5 +1,5 @@
 """What a request may ask for, checked before it runs: its document's shape, its cost, and
-its client's budget of points.
+its client's budget of points, and the slots of a client's open subscriptions.
 
 Other packages import from here, never from the modules inside (import-linter checks it)."""
 
@@ -23,9 +23,11 @@ from request_limits.document import (
     too_many_tokens,
 )
 from request_limits.shared import Argument, InProcess, InRedis, RedisReachability, Shared, Step
+from request_limits.slots import AllTaken, LocalSlots, RedisSlots, Slots
 
 __all__ = [
     "REFUSED_COST",
+    "AllTaken",
     "Allowance",
     "Argument",
     "BoundedCache",
@@ -37,9 +39,12 @@ __all__ = [
     "InRedis",
     "ListSizes",
     "LocalBudgets",
+    "LocalSlots",
     "RedisBudgets",
     "RedisReachability",
+    "RedisSlots",
     "Shared",
+    "Slots",
     "Step",
     "held_bytes",
     "limit_rules",

@@ -8,8 +8,7 @@ huge requests cannot flush everything else.
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import TypeVar
 
 from cachetools import LRUCache
 
@@ -19,14 +18,14 @@ V = TypeVar("V")
 ENTRY_OVERHEAD_BYTES = 300
 
 
-@dataclass(frozen=True, slots=True)
-class _Sized(Generic[V]):
-    value: V
-    size: int
+class EntryTooLarge(ValueError):
+    """An entry over the cache's `max_entry_bytes`: not kept."""
 
 
-class BoundedCache(Generic[K, V]):
-    """A least-recently-used cache holding at most `max_bytes`, keys included."""
+class BoundedCache(LRUCache[K, V]):
+    """A least-recently-used cache (cachetools') holding at most `max_bytes`, keys included.
+    Its values are kept as they are: a lookup (`get`) is cachetools' own, with no step of
+    this module's (it is made on every warm request)."""
 
     def __init__(
         self,
@@ -34,32 +33,36 @@ class BoundedCache(Generic[K, V]):
         value_size: Callable[[V], int],
         max_entry_bytes: int | None = None,
     ) -> None:
+        super().__init__(maxsize=max(max_bytes, 1), getsizeof=self._measured)
         self.max_bytes = max_bytes
         self.max_entry_bytes = max_bytes // 8 if max_entry_bytes is None else max_entry_bytes
-        self._value_size = value_size
-        self._entries: LRUCache[K, _Sized[V]] = LRUCache(
-            maxsize=max(max_bytes, 1), getsizeof=lambda entry: entry.size
-        )
+        self.value_size = value_size
+        self.measured = 0
+        """The size of the entry being set, its key included (cachetools asks the value's)."""
 
-    def get(self, key: K) -> V | None:
-        entry = self._entries.get(key)
-        return None if entry is None else entry.value
+    def __setitem__(self, key: K, value: V) -> None:
+        size = object_size(key) + self.value_size(value) + ENTRY_OVERHEAD_BYTES
+        if self.max_bytes == 0 or size > self.max_entry_bytes:
+            raise EntryTooLarge(f"an entry of {size} bytes is over {self.max_entry_bytes}")
+        self.measured = size
+        super().__setitem__(key, value)
+
+    def _measured(self, value: V) -> int:
+        """cachetools' measure of the entry it is given (in `__setitem__`): as measured there."""
+        return self.measured
 
     def put(self, key: K, value: V) -> bool:
         """Keep `value` under `key`; False (and nothing kept) if the entry is too large."""
-        size = object_size(key) + self._value_size(value) + ENTRY_OVERHEAD_BYTES
-        if self.max_bytes == 0 or size > self.max_entry_bytes:
-            self._entries.pop(key, None)
+        try:
+            self[key] = value
+        except EntryTooLarge:
+            self.pop(key, None)
             return False
-        self._entries[key] = _Sized(value, size)
         return True
 
     @property
     def bytes_held(self) -> int:
-        return int(self._entries.currsize)
-
-    def __len__(self) -> int:
-        return len(self._entries)
+        return int(self.currsize)
 
 
 def object_size(value: object) -> int:

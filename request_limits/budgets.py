@@ -21,7 +21,7 @@ import math
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from redis.asyncio import Redis
@@ -59,10 +59,15 @@ class Allowance:
     cost: int
     policy: BucketPolicy
     level: float  # points in the bucket afterwards
+    remaining: int = field(init=False)
+    """The room left in the bucket: the most a request may cost right now."""
+    reset_after: int = field(init=False)
+    """Whole seconds until the bucket is empty again, the full capacity available."""
 
-    @property
-    def remaining(self) -> int:
-        return max(0, math.floor(self.policy.capacity - self.level))
+    def __post_init__(self) -> None:
+        # Both go with every answer (its report and headers): worked out once, as it is poured.
+        object.__setattr__(self, "remaining", max(0, math.floor(self.policy.capacity - self.level)))
+        object.__setattr__(self, "reset_after", math.ceil(self.policy.seconds_to_drain(self.level)))
 
     @property
     def retry_after(self) -> int:
@@ -71,11 +76,6 @@ class Allowance:
             return 0
         overflow = self.level + self.cost - self.policy.capacity
         return max(1, math.ceil(self.policy.seconds_to_drain(overflow)))
-
-    @property
-    def reset_after(self) -> int:
-        """Whole seconds until the bucket is empty again, the full capacity available."""
-        return math.ceil(self.policy.seconds_to_drain(self.level))
 
 
 def throttled_error(cost: int, allowance: Allowance) -> ApiError:
@@ -148,14 +148,14 @@ class Budgets:
         self.max_buckets = max_buckets
         # Each bucket's level and when it was last poured, least recently charged first.
         self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
-        self._take = Step(
-            TAKE, _read_take, keys=self._keys, args=_take_args, here=self._poured_here
+        self._take = shared.bound(
+            Step(TAKE, _read_take, keys=self._keys, args=_take_args, here=self._poured_here)
         )
 
     async def take(self, bucket: str, cost: int, policy: BucketPolicy) -> Allowance:
         """Pour `cost` into the bucket if it fits; say how full the bucket is afterwards."""
         now = self.clock()
-        allowed, level = await self.shared.run(self._take, bucket, cost, policy, now)
+        allowed, level = await self._take(bucket, cost, policy, now)
         self._hold(bucket, level, now)
         return Allowance(allowed=allowed, cost=cost, policy=policy, level=level)
 
@@ -171,7 +171,7 @@ class Budgets:
         if len(buckets) > self.max_buckets:
             buckets.popitem(last=False)
 
-    def _poured_here(
+    async def _poured_here(
         self, bucket: str, cost: int, policy: BucketPolicy, now: float
     ) -> tuple[bool, float]:
         level, then = self._buckets.get(bucket, (0.0, now))

@@ -3,14 +3,16 @@ protocol (`Shared`) and its two places (`InProcess`, `InRedis`). Budgets, persis
 subscriptions' slots each keep their state through it.
 
 Each step on shared state is atomic and written twice (`Step`): as a Lua script Redis runs
-whole, and as the same step in Python for this process. In process, only the Python runs. In
-Redis, the script runs; if Redis fails, one warning says so (and one that it is back, however
-many steps fail in between: `RedisReachability`), and the step gives what its user says to give
-meanwhile: by default the step in this process, so the API stays up with its state here.
+whole, and as the same step in Python for this process. A user binds each of its steps once, to
+where its state is kept (`Shared.bound`): in process, the bound step is the Python step itself
+(a budget taken enters no other module); in Redis, the script runs; if Redis fails, one warning
+says so (and one that it is back, however many steps fail in between: `RedisReachability`), and
+the step gives what its user says to give meanwhile: by default the step in this process, so
+the API stays up with its state here.
 """
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, ParamSpec, Protocol, TypeVar
 
@@ -29,15 +31,15 @@ Argument = str | bytes | int | float
 class Step(Generic[P, T]):
     """One atomic step on shared state, written for both places: in Redis, `lua` run whole on
     `keys(...)` with `args(...)`, its answer read by `read`; in this process, `here(...)`.
-    While Redis fails it gives `down(...)` (by default `here`). Made once per user (its `here`
-    is the user's own state): a step taken builds nothing it does not use."""
+    While Redis fails it gives `down(...)` (by default `here`). Made and bound once per user
+    (its `here` is the user's own state): a step taken builds nothing it does not use."""
 
     lua: str
     read: Callable[[Any], T]
     keys: Callable[P, Sequence[str]]
     args: Callable[P, Sequence[Argument]]
-    here: Callable[P, T]
-    down: Callable[P, T] | None = None
+    here: Callable[P, Awaitable[T]]
+    down: Callable[P, Awaitable[T]] | None = None
 
 
 class Shared(Protocol):
@@ -49,8 +51,8 @@ class Shared(Protocol):
     def key(self, name: str) -> str:
         """The key `name` is kept under (Redis keys carry the configured prefix)."""
 
-    async def run(self, step: Step[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
-        """The step's answer, taken where the state is kept."""
+    def bound(self, step: Step[P, T]) -> Callable[P, Awaitable[T]]:
+        """The step, taken where the state is kept whenever it is called."""
 
     async def close(self) -> None: ...
 
@@ -63,8 +65,8 @@ class InProcess:
     def key(self, name: str) -> str:
         return name
 
-    async def run(self, step: Step[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
-        return step.here(*args, **kwargs)
+    def bound(self, step: Step[P, T]) -> Callable[P, Awaitable[T]]:
+        return step.here
 
     async def close(self) -> None:
         pass
@@ -125,18 +127,25 @@ class InRedis:
     def key(self, name: str) -> str:
         return self.prefix + name
 
-    async def run(self, step: Step[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+    def bound(self, step: Step[P, T]) -> Callable[P, Awaitable[T]]:
         script = self._scripts.get(step.lua)
         if script is None:
             script = self._scripts[step.lua] = self.redis.register_script(step.lua)
-        try:
-            answer = await script(keys=step.keys(*args, **kwargs), args=step.args(*args, **kwargs))
-        except RedisError as error:
-            self.reachability.failed(error)
-            self.on_failure()
-            return (step.here if step.down is None else step.down)(*args, **kwargs)
-        self.reachability.answered()
-        return step.read(answer)
+        meanwhile = step.here if step.down is None else step.down
+
+        async def taken(*args: P.args, **kwargs: P.kwargs) -> T:
+            try:
+                answer = await script(
+                    keys=step.keys(*args, **kwargs), args=step.args(*args, **kwargs)
+                )
+            except RedisError as error:
+                self.reachability.failed(error)
+                self.on_failure()
+                return await meanwhile(*args, **kwargs)
+            self.reachability.answered()
+            return step.read(answer)
+
+        return taken
 
     async def close(self) -> None:
         await self.redis.aclose()

@@ -58,7 +58,7 @@ def create_app(
     served = routes(services, view, drain)
     app = AlmanacApp(
         services,
-        exception_handlers={HTTPException: refusal, Exception: internal_error},
+        exception_handlers={HTTPException: Refusals(settings), Exception: internal_error},
         routes=served,
         middleware=[
             *([request_tracing(services.tracing, served)] if services.tracing else []),
@@ -97,6 +97,7 @@ def routes(
         Route(
             "/graphiql/{name}",
             GZipMiddleware(request_response(asset_endpoint(settings.graphiql_packages))),
+            methods=["GET"],  # (an app, not a function: Starlette would route every method)
         ),
         Route("/healthz", healthz),
         Route("/readyz", Readiness(shared.store, lambda: drain.started).endpoint),
@@ -117,24 +118,33 @@ def graphql_view(services: AppServices) -> AlmanacGraphQL:
 
 def cors(settings: Settings) -> list[Middleware]:
     """Browsers may call the API from the configured origins only (none by default). With
-    none, the middleware still answers a preflight: a refusal that names CORS, not a 405."""
-    return [
-        Middleware(
-            GraphQLShapedCORSMiddleware,
-            allow_origins=settings.cors_origins,
-            allow_origin_regex=settings.cors_origin_regex,
-            allow_methods=["GET", "POST"],
-            allow_headers=["Authorization", "Content-Type", "If-None-Match"],
-            expose_headers=[
-                "ETag",
-                "Retry-After",
-                "RateLimit-Limit",
-                "RateLimit-Remaining",
-                "RateLimit-Reset",
-            ],
-            max_age=600,
-        )
-    ]
+    some, every response goes through Starlette's CORS. With none, only a preflight needs an
+    answer, a refusal that names CORS (`Refusals`): every other request goes straight on,
+    through no layer that would do nothing for it."""
+    if not allows_origins(settings):
+        return []
+    return [Middleware(GraphQLShapedCORSMiddleware, **cors_rules(settings))]
+
+
+def allows_origins(settings: Settings) -> bool:
+    return bool(settings.cors_origins) or settings.cors_origin_regex is not None
+
+
+def cors_rules(settings: Settings) -> dict[str, Any]:
+    return {
+        "allow_origins": settings.cors_origins,
+        "allow_origin_regex": settings.cors_origin_regex,
+        "allow_methods": ["GET", "POST"],
+        "allow_headers": ["Authorization", "Content-Type", "If-None-Match"],
+        "expose_headers": [
+            "ETag",
+            "Retry-After",
+            "RateLimit-Limit",
+            "RateLimit-Remaining",
+            "RateLimit-Reset",
+        ],
+        "max_age": 600,
+    }
 
 
 def app_from_environment() -> AlmanacApp:
@@ -148,16 +158,7 @@ async def internal_error(request: Request, error: Exception) -> Response:
 
 
 class GraphQLShapedCORSMiddleware(CORSMiddleware):
-    """Starlette's CORS, with its refusal of a preflight as a GraphQL-shaped error. With no
-    origin allowed (the production default) only preflights need it: every other request
-    goes straight on, without the headers it would look at and a `Vary: Origin` for nothing."""
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        allows_any = self.allow_origins or self.allow_origin_regex is not None
-        if allows_any or scope["type"] != "http" or scope["method"] == "OPTIONS":
-            await super().__call__(scope, receive, send)
-        else:
-            await self.app(scope, receive, send)
+    """Starlette's CORS, with its refusal of a preflight as a GraphQL-shaped error."""
 
     def preflight_response(self, request_headers: Headers) -> Response:
         response = super().preflight_response(request_headers)
@@ -168,7 +169,33 @@ class GraphQLShapedCORSMiddleware(CORSMiddleware):
         return http_error(400, f"{reason}: this API does not allow that here.", headers)
 
 
-async def refusal(request: Request, error: Exception) -> Response:
-    """Unknown paths and methods get a GraphQL-shaped error too, not a bare page."""
-    assert isinstance(error, HTTPException)
-    return http_error(error.status_code, error.detail, headers=error.headers)
+class Refusals:
+    """Unknown paths and methods get a GraphQL-shaped error too, not a bare page. With no
+    origin allowed (the production default) no route takes a CORS preflight: it is refused as
+    CORS, by Starlette's rules (`preflight_response`), so that a page on a dev server learns
+    that CORS is the matter, not that OPTIONS is unknown."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.preflights = (
+            None
+            if allows_origins(settings)
+            else GraphQLShapedCORSMiddleware(unrouted, **cors_rules(settings))
+        )
+
+    async def __call__(self, request: Request, error: Exception) -> Response:
+        assert isinstance(error, HTTPException)
+        headers = request.headers
+        if (
+            self.preflights is not None
+            and request.method == "OPTIONS"
+            and "origin" in headers
+            and "access-control-request-method" in headers
+        ):
+            return self.preflights.preflight_response(headers)
+        return http_error(error.status_code, error.detail, headers=error.headers)
+
+
+async def unrouted(scope: Scope, receive: Receive, send: Send) -> None:
+    """What `Refusals`' CORS rules would pass a request on to: none is (only their answer to a
+    preflight is asked for)."""
+    raise RuntimeError("Refusals' CORS rules answer preflights only")

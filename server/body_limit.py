@@ -24,14 +24,24 @@ def too_large(limit: int) -> ApiError:
 
 def declared_too_large(scope: Scope, limit: int) -> bool:
     """Whether the request says (`Content-Length`) that its body is over `limit` bytes."""
+    declared = declared_length(scope)
+    return declared is not None and declared > limit
+
+
+def declared_length(scope: Scope) -> int | None:
+    """The body's length as the request declares it (`Content-Length`), if it does."""
     for name, value in scope["headers"]:
         if name == b"content-length":
-            return value.isdigit() and int(value) > limit
-    return False
+            return int(value) if value.isdigit() else None
+    return None
 
 
-def limited(receive: Receive, limit: int) -> Receive:
-    """`receive`, refusing a body (even one sent without a length) beyond `limit` bytes."""
+def limited(receive: Receive, limit: int, scope: Scope | None = None) -> Receive:
+    """`receive`, refusing a body (even one sent without a length) beyond `limit` bytes. A body
+    whose length `scope` declares within the limit is read through `receive` itself: the
+    server's parser delivers no more of a request's body than its `Content-Length`."""
+    if scope is not None and (declared := declared_length(scope)) is not None and declared <= limit:
+        return receive
     received = 0
 
     async def receive_within_limit() -> Message:

@@ -16,7 +16,7 @@ for a request the budget could not take), the `RateLimit-*` headers, and for a t
 """
 
 from dataclasses import dataclass, replace
-from functools import cache
+from functools import cache, cached_property, partial
 from typing import Any
 
 from graphql import DocumentNode, parse
@@ -25,7 +25,14 @@ from starlette.responses import Response
 from strawberry.types import ExecutionResult
 
 from api_errors import ApiError, ErrorCode, client_facing
-from request_limits import REFUSED_COST, Allowance, Budgets, query_cost, throttled_error
+from request_limits import (
+    REFUSED_COST,
+    Allowance,
+    BucketPolicy,
+    Budgets,
+    query_cost,
+    throttled_error,
+)
 from schema import LIST_SIZES, Identity, Meter, MeterMode, published_types, schema
 from server.api_keys import InvalidCredentials, authenticate
 from server.errors import refusal_response
@@ -66,7 +73,10 @@ class Charges:
     ) -> Identity | None:
         """The key `authorization` names (`Bearer <key>`), for a request or a WebSocket's
         `connection_init`: None for none (refused if bad, or if one is needed)."""
-        identity = await authenticate(self.store, authorization)
+        if authorization is None:  # no key sent: nothing to look up
+            identity = None
+        else:
+            identity = await authenticate(self.store, authorization)
         if identity is None and not self.settings.anonymous_access:
             raise InvalidCredentials(
                 "This API needs an API key: send `Authorization: Bearer <key>`."
@@ -74,11 +84,12 @@ class Charges:
         return identity
 
     def meter(self, request: HTTPConnection, identity: Identity | None) -> Meter:
-        """What the schema prices and charges a GraphQL request's operations through."""
+        """What the schema prices and charges a GraphQL request's operations through: its
+        bucket and policy found once, as it is made."""
         return Meter(
             price=self.price_operation,
             check=self.check_operation,
-            pay=lambda cost: self.charge(request, identity, cost),
+            pay=partial(self.pour, client_of(request, identity), self.policy_of(identity)),
             minimum=MINIMUM,
         )
 
@@ -110,22 +121,39 @@ class Charges:
     async def charge(
         self, request: HTTPConnection, identity: Identity | None, cost: int
     ) -> Allowance:
-        """Pours `cost` into the client's bucket: the one place any budget is drawn on."""
-        bucket = client_of(request, identity)
-        if identity is not None:
-            policy = identity.budget or self.settings.key_budget
-            if policy.capacity < self.settings.max_query_cost:
-                # A key's own budget set below a maximum raised since: every allowed request
-                # must fit the bucket, or the client would be told to retry in vain.
-                policy = replace(policy, capacity=self.settings.max_query_cost)
-        else:
-            policy = self.settings.anonymous_budget
+        """Pours `cost` into the client's bucket."""
+        return await self.pour(client_of(request, identity), self.policy_of(identity), cost)
+
+    async def pour(self, bucket: str, policy: BucketPolicy, cost: int) -> Allowance:
+        """Pours `cost` into `bucket`: the one place any budget is drawn on."""
         allowance = await self.budgets.take(bucket, cost, policy)
         if allowance.allowed:
             COST.inc(cost)
         else:
             THROTTLED.inc()
         return allowance
+
+    def policy_of(self, identity: Identity | None) -> BucketPolicy:
+        """The budget of the client `identity` names (None: anonymous)."""
+        if identity is None:
+            return self.anonymous_policy
+        return self.key_policy if identity.budget is None else self.within_maximum(identity.budget)
+
+    # The settings' policies, made once (not for each request).
+    @cached_property
+    def anonymous_policy(self) -> BucketPolicy:
+        return self.settings.anonymous_budget
+
+    @cached_property
+    def key_policy(self) -> BucketPolicy:
+        return self.within_maximum(self.settings.key_budget)
+
+    def within_maximum(self, policy: BucketPolicy) -> BucketPolicy:
+        if policy.capacity < self.settings.max_query_cost:
+            # A key's budget set below a maximum raised since: every allowed request must fit
+            # the bucket, or the client would be told to retry in vain.
+            return replace(policy, capacity=self.settings.max_query_cost)
+        return policy
 
     async def unpriced(self, meter: Meter) -> ApiError | None:
         """A GraphQL operation refused before it was priced costs the minimum (paid now, or
@@ -141,7 +169,9 @@ class Charges:
         meter.costs.append(cost)
         if meter.mode is not MeterMode.PAY:
             return None
-        allowance = await meter.charge(cost)
+        # Paid through the meter's own `pay` (this module's `pour`), noted as `Meter.charge`
+        # notes it: from here, not through the schema's layer and back.
+        allowance = meter.allowance = await meter.pay(cost)
         return None if allowance.allowed else throttled_error(cost, allowance)
 
     def check_batch_size(self, size: int) -> None:

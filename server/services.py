@@ -8,16 +8,13 @@ from pathlib import Path
 from opentelemetry.sdk.trace import TracerProvider
 from redis.asyncio import Redis
 
-from request_limits import Budgets, LocalBudgets, RedisBudgets
+from request_limits import Budgets, LocalBudgets, LocalSlots, RedisBudgets, RedisSlots, Slots
 from schema import Services
 from server.graphql import (
     LocalDocuments,
-    LocalSlots,
     PersistedQueries,
     RedisDocuments,
-    RedisSlots,
     SharedServices,
-    Slots,
     load_trusted_documents,
 )
 from server.observability import (

@@ -154,7 +154,7 @@ class Settings(BaseSettings):
     )
     # Subscriptions (server/graphql/subscriptions/protocols.py): streams open at once, across
     # every process with
-    # Redis (server/graphql/subscriptions/slots.py), in each process without it.
+    # Redis (request_limits/slots.py), in each process without it.
     max_subscriptions_per_key: int = Field(
         default=10, gt=0, description="Open subscriptions per API key; one more is refused."
     )

@@ -11,18 +11,14 @@ from server.graphql.persisted import (
 )
 from server.graphql.published_schema import schema_file
 from server.graphql.services import SharedServices
-from server.graphql.subscriptions import LocalSlots, RedisSlots, Slots
 from server.graphql.view import AlmanacGraphQL
 
 __all__ = [
     "AlmanacGraphQL",
     "LocalDocuments",
-    "LocalSlots",
     "PersistedQueries",
     "RedisDocuments",
-    "RedisSlots",
     "SharedServices",
-    "Slots",
     "asset_endpoint",
     "load_trusted_documents",
     "schema_file",

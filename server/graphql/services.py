@@ -2,10 +2,9 @@
 
 from dataclasses import dataclass
 
-from request_limits import Budgets
+from request_limits import Budgets, Slots
 from schema import Services
 from server.graphql.persisted import PersistedQueries
-from server.graphql.subscriptions.slots import Slots
 from store import Store
 
 

@@ -117,7 +117,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
             return
         if scope["method"] == "HEAD":  # A GET without its body (the server sends none).
             scope = {**scope, "method": "GET"}
-        request = Request(scope, limited(receive, self.settings.max_body_bytes))
+        request = Request(scope, limited(receive, self.settings.max_body_bytes, scope))
         try:
             if declared_too_large(scope, self.settings.max_body_bytes):
                 raise BodyTooLarge

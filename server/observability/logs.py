@@ -3,8 +3,9 @@ the ID of the request it is about.
 
 `RequestIds` (ASGI middleware) takes the request's `X-Request-ID` (or makes one), returns it in
 the response and keeps it in a context variable for every log line written meanwhile. Its
-observers see each request when it is answered (the request log, the metrics): one layer around
-every request, not one per concern.
+observers see each request when it is answered (the request log, the metrics), with its record
+(server.exchange) read once for all of them: one layer around every request, not one per
+concern.
 """
 
 import contextvars
@@ -18,6 +19,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from server.exchange import Exchange, exchange_of
 from server.observability.tracing import WithTraceId
 from server.settings import Settings
 
@@ -98,9 +100,9 @@ def log_config(settings: Settings) -> dict[str, Any]:
     }
 
 
-Observer = Callable[[Scope, int, float], None]
-"""What else sees each answered request: its scope, status and seconds
-(server.observability.metrics)."""
+Observer = Callable[[Scope, Exchange | None, int, float], None]
+"""What else sees each answered request: its scope, its record (None: not one the API answered
+as GraphQL or a download), status and seconds (the request log, the metrics)."""
 
 
 class RequestIds:
@@ -132,9 +134,10 @@ class RequestIds:
         try:
             await self.app(scope, receive, send_with_id)
         finally:
-            seconds = time.perf_counter() - began
-            for observe in self.observers:
-                observe(scope, status, seconds)
+            if self.observers:
+                seconds, exchange = time.perf_counter() - began, exchange_of(scope)
+                for observe in self.observers:
+                    observe(scope, exchange, status, seconds)
             request_id.reset(token)
 
 

@@ -33,7 +33,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Scope
 
-from server.exchange import exchange_of
+from server.exchange import Exchange
 from server.observability.worker_metrics import metrics_shared
 from store import Store, Watch, watched
 
@@ -183,8 +183,7 @@ class RequestMetrics:
         self.labelled: dict[tuple[str, str, int], Any] = {}
         self.pending: list[tuple[str, str, int, float]] = []
 
-    def observe(self, scope: Scope, status: int, seconds: float) -> None:
-        exchange = exchange_of(scope)
+    def observe(self, scope: Scope, exchange: Exchange | None, status: int, seconds: float) -> None:
         if exchange is None:  # not a GraphQL request
             if scope["path"] == "/metrics":
                 return

@@ -19,7 +19,7 @@ from typing import BinaryIO
 import orjson
 from starlette.types import Scope
 
-from server.exchange import exchange_of
+from server.exchange import Exchange
 from server.observability.logs import printable, request_id
 from server.observability.tracing import current_trace_id
 from server.settings import Settings
@@ -52,8 +52,7 @@ class RequestLog:
             return None
         return cls(json=settings.log_format == "json", tracing=settings.tracing)
 
-    def observe(self, scope: Scope, status: int, seconds: float) -> None:
-        exchange = exchange_of(scope)
+    def observe(self, scope: Scope, exchange: Exchange | None, status: int, seconds: float) -> None:
         if exchange is None:  # not a GraphQL request
             operation, cost, code, key = "-", None, "-", "-"
         else:

@@ -6,7 +6,7 @@ Strawberry runs the protocols (graphql-transport-ws over a WebSocket, GraphQL ov
 operation is admitted by the gate (server.graphql.admission) before anything of it is parsed or run,
 then the view (server.graphql.view) hands its stream of results through `Subscriptions.
 stream`, which admits it (at most so many open per API key, and per address for anonymous
-clients: settings; counted across every process with Redis, server.graphql.subscriptions.slots), and
+clients: settings; counted across every process with Redis, request_limits.slots), and
 ends it, completed, when the drain begins (or with UNAUTHENTICATED, its key found revoked). An
 event waiting to be sent is never queued here: the subscription reads the change log as the
 client takes its events (schema.subscription), so a slow reader only falls behind in the log,
@@ -39,11 +39,11 @@ from strawberry.types import ExecutionResult
 from strawberry.types.execution import PreExecutionError
 
 from api_errors import ApiError, ErrorCode, client_facing
+from request_limits import AllTaken, Slots
 from schema import Context, Identity
 from server.body_limit import text_over
 from server.charges import client_of
 from server.graphql.admission import SUBSCRIPTIONS, Gate
-from server.graphql.subscriptions.slots import AllTaken, Slots
 from server.graphql.subscriptions.slow_subscribers import (
     CLOSE_CODE,
     TooSlowToRead,
@@ -63,7 +63,7 @@ KeyCheck = Callable[[], Awaitable[ApiError | None]]
 
 class Subscriptions:
     """The streams open, by client (server.charges.client_of): counted in `slots` (in this
-    process, or across every process in Redis: server.graphql.subscriptions.slots), how long a
+    process, or across every process in Redis: request_limits.slots), how long a
     message
     to one may wait to be sent (server.graphql.subscriptions.slow_subscribers), how often a
     stream's key is checked

@@ -107,3 +107,24 @@ async def test_with_no_origin_allowed_a_preflight_is_refused_as_cors(store: obje
         )
     assert preflight.status_code == 400
     assert "Disallowed CORS origin" in preflight.json()["errors"][0]["message"]
+
+
+async def test_with_no_origin_allowed_no_route_answers_a_preflight(store: object) -> None:
+    """A preflight anywhere (an asset's route included) is refused as CORS; an OPTIONS request
+    that is no preflight is a method the route does not take."""
+    from server.app import create_app
+    from tests.conftest import http_client
+
+    app = create_app(Settings(), store)  # type: ignore[arg-type]
+    preflight = {"Origin": "http://localhost:5173", "Access-Control-Request-Method": "GET"}
+    async with http_client(app) as http:
+        refused = [
+            await http.options(path, headers=preflight)
+            for path in ("/graphiql/graphiql.min.js", "/benchmarks/any.csv", "/no-such-page")
+        ]
+        plain = await http.options("/graphql")
+    for response in refused:
+        assert response.status_code == 400
+        assert "Disallowed CORS origin" in response.json()["errors"][0]["message"]
+    assert plain.status_code == 405
+    assert plain.json()["errors"][0]["extensions"]["code"] == "METHOD_NOT_ALLOWED"

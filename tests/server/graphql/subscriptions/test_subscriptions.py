@@ -30,11 +30,12 @@ from starlette.routing import WebSocketRoute
 from websockets import Subprotocol
 
 from api_errors import ApiError, ErrorCode
+from request_limits import LocalSlots
+from request_limits.slots import LEASE_SECONDS
 from server.api_keys import create_key
 from server.app import create_app
 from server.charges import MINIMUM
 from server.graphql.subscriptions import protocols as subscriptions
-from server.graphql.subscriptions.slots import LEASE_SECONDS, LocalSlots
 from server.graphql.view import AlmanacGraphQL
 from server.settings import Settings
 from store import Store, encode_change_cursor

@@ -11,13 +11,8 @@ from collections.abc import AsyncIterator
 import pytest
 from redis.asyncio import Redis
 
-from server.graphql.subscriptions.slots import (
-    LEASE_SECONDS,
-    AllTaken,
-    LocalSlots,
-    RedisSlots,
-    Slots,
-)
+from request_limits import AllTaken, LocalSlots, RedisSlots, Slots
+from request_limits.slots import LEASE_SECONDS
 
 DEADLINE = 60.0  # seconds: generous, for a loaded machine; no test waits it out when it works
 

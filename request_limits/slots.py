@@ -10,7 +10,9 @@ within LEASE_SECONDS and their slots come back. Time comes from the caller's clo
 seconds), so processes on different hosts need synchronised clocks, as budgets do.
 
 If Redis fails, streams are counted in this process alone until it is back (the API stays up,
-with the bound per process), as budgets are (request_limits.shared keeps both). A stream
+with the bound per process), as budgets are (request_limits.shared keeps both). The slots are
+the subscriptions' limit; the subscriptions themselves (server.graphql.subscriptions) take one
+for each stream. A stream
 admitted then is still renewed, so it holds a lease once Redis answers again. One warning says
 Redis failed, and one that it is back.
 """
@@ -22,12 +24,12 @@ import math
 import time
 import uuid
 from collections import Counter
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from redis.asyncio import Redis
 
-from request_limits import Argument, InProcess, InRedis, RedisReachability, Shared, Step
+from request_limits.shared import Argument, InProcess, InRedis, RedisReachability, Shared, Step
 
 log = logging.getLogger("almanac.subscriptions")
 
@@ -67,8 +69,12 @@ return 1
 RELEASE = "return redis.call('ZREM', KEYS[1], ARGV[1])"
 
 
-def _nothing(*args: object) -> None:
-    """What renewing or giving back a lease gives (in this process, there is no lease)."""
+def _ignored(answer: object) -> None:
+    """What Redis answers to renewing or giving back a lease tells its caller nothing."""
+
+
+async def _nothing(*args: object) -> None:
+    """What renewing or giving back a lease gives in this process (there is no lease)."""
 
 
 def _lease(key: str, *args: object) -> list[str]:
@@ -105,11 +111,15 @@ class Slots:
         # An idle client's set goes once its last lease could have lapsed (with room for skew).
         self.key_seconds = math.ceil(2 * lease_seconds) + 1
         self.open: Counter[str] = Counter()
-        self._take = Step(
-            TAKE, _admitted, keys=self._take_keys, args=self._take_args, here=self._admitted_here
+        self._take = shared.bound(
+            Step(TAKE, _admitted, keys=self._take_keys, args=self._take_args, here=self._here)
         )
-        self._renew = Step(RENEW, _nothing, keys=_lease, args=self._renew_args, here=_nothing)
-        self._release = Step(RELEASE, _nothing, keys=_lease, args=_stream, here=_nothing)
+        self._renew: Callable[[str, str], Awaitable[None]] = shared.bound(
+            Step(RENEW, _ignored, keys=_lease, args=self._renew_args, here=_nothing)
+        )
+        self._release: Callable[[str, str], Awaitable[None]] = shared.bound(
+            Step(RELEASE, _ignored, keys=_lease, args=_stream, here=_nothing)
+        )
 
     def key(self, client: str) -> str:
         return self.shared.key(f"subscriptions:{client}")
@@ -118,7 +128,7 @@ class Slots:
     async def held(self, client: str, bound: int) -> AsyncIterator[None]:
         """One of `client`'s slots, held while the block runs; AllTaken if it holds `bound`."""
         stream = uuid.uuid4().hex
-        admitted, held = await self.shared.run(self._take, client, bound, stream, self.clock())
+        admitted, held = await self._take(client, bound, stream, self.clock())
         if not admitted:
             raise AllTaken(held)
         self.open[client] += 1
@@ -132,14 +142,14 @@ class Slots:
             if renewing is not None:
                 renewing.cancel()
                 await asyncio.gather(renewing, return_exceptions=True)
-                await self.shared.run(self._release, key, stream)
+                await self._release(key, stream)
 
     async def renew_every(self, key: str, stream: str) -> None:
         while True:
             await asyncio.sleep(self.renew_seconds)
-            await self.shared.run(self._renew, key, stream)
+            await self._renew(key, stream)
 
-    def _admitted_here(self, client: str, bound: int, stream: str, now: float) -> tuple[bool, int]:
+    async def _here(self, client: str, bound: int, stream: str, now: float) -> tuple[bool, int]:
         return self.open[client] < bound, self.open[client]
 
     def _take_keys(self, client: str, bound: int, stream: str, now: float) -> list[str]:
