@@ -35,7 +35,7 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
 from bench.run import HOST, ROOT, SLUG, UNREFUSING_BUDGET, free_port
-from bench.workers import answering
+from bench.workers import answering, wait_for
 
 READ = {"query": f'query Described {{ benchmark(slug: "{SLUG}") {{ description }} }}'}
 DESCRIBE = (
@@ -92,15 +92,7 @@ def serving(data: Path, workers: int) -> Iterator[str]:
     )
     url = f"http://{HOST}:{port}"
     try:
-        seen: set[str] = set()
-        deadline = time.monotonic() + STARTING_SECONDS
-        while len(seen) < workers:
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"{workers} workers did not start at {url}")
-            try:
-                seen.add(answering(httpx.get(f"{url}/healthz")))
-            except httpx.TransportError:
-                time.sleep(0.1)
+        wait_for(url, workers, STARTING_SECONDS)
         yield url
     finally:
         process.terminate()

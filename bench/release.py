@@ -38,7 +38,7 @@ import httpx
 
 from bench.export_flood import wait_until_up
 from bench.run import ROOT, free_port
-from bench.scale import environment
+from bench.scale import environment, timed_import
 from bench.soak import rss_mb
 from bench.synthetic import synthetic_almanac
 
@@ -109,16 +109,9 @@ def _imported(benchmarks: int, data_dir: Path, scratch: Path) -> float:
     file = scratch / "synthetic.json"
     with file.open("w") as out:
         json.dump(synthetic_almanac(benchmarks), out)
-    began = time.monotonic()
-    subprocess.run(
-        [sys.executable, "-m", "server.cli", "import", str(file), "--by", "bench"],
-        cwd=ROOT,
-        env=environment(data_dir),
-        check=True,
-        capture_output=True,
-    )
+    seconds = timed_import(file, data_dir)
     file.unlink()
-    return round(time.monotonic() - began, 1)
+    return round(seconds, 1)
 
 
 async def _make_measured(data_dir: Path, repeats: int) -> dict[str, Any]:

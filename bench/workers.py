@@ -126,10 +126,11 @@ def serving(data: Path, workers: int, cache: str | None) -> Iterator[tuple[str, 
         process.wait(timeout=60)
 
 
-def wait_for(url: str, workers: int) -> None:
-    """Until `workers` processes answer (each names its request IDs with a prefix of its own)."""
+def wait_for(url: str, workers: int, seconds: float = 60) -> None:
+    """Until `workers` processes answer (each names its request IDs with a prefix of its own),
+    within `seconds`."""
     seen: set[str] = set()
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + seconds
     while len(seen) < workers:
         if time.monotonic() > deadline:
             raise RuntimeError(f"{workers} workers did not start at {url}")
