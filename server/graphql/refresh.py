@@ -29,8 +29,11 @@ from store import Store
 
 log = logging.getLogger("almanac")
 
-REFRESHES_AT_ONCE = 2
-"""Refreshes a process runs at once: the rest of it answers requests."""
+REFRESHES_AT_ONCE = 1
+"""Refreshes a process runs at once: the rest of it answers requests. One: a refresh is CPU work
+on the process's one thread, so a second at once only competes with the readers (the related-
+writes bench: p99 1.71x and 1.88x quiet with one, 2.04x and 2.13x with two, the pages all new
+as soon, 0.43-0.46 s p99; docs/performance.md)."""
 
 Outcome = Literal["refreshed", "failed", "current"]
 
