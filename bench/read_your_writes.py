@@ -35,7 +35,7 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
 from bench.run import HOST, ROOT, SLUG, UNREFUSING_BUDGET, free_port
-from bench.workers import answering, wait_for
+from bench.workers import admin_key, answering, wait_for
 
 READ = {"query": f'query Described {{ benchmark(slug: "{SLUG}") {{ description }} }}'}
 DESCRIBE = (
@@ -97,18 +97,6 @@ def serving(data: Path, workers: int) -> Iterator[str]:
     finally:
         process.terminate()
         process.wait(timeout=60)
-
-
-def admin_key(data: Path) -> str:
-    made = subprocess.run(
-        [sys.executable, "-m", "server.cli", "admin-key"],
-        cwd=ROOT,
-        env={**os.environ, "ALMANAC_DATA_DIR": str(data)},
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return made.stdout.strip()
 
 
 def pairs(url: str, key: str, count: int) -> tuple[Pairs, Pairs]:

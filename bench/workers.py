@@ -185,16 +185,22 @@ def cpu_seconds(root: int) -> float:
     return total
 
 
-def visibility(url: str, data: Path, writes: int) -> list[float]:
-    """For each write: ms from its answer to the first read by another worker showing it."""
-    key = subprocess.run(
+def admin_key(data: Path) -> str:
+    """A new admin key for the almanac in `data`, made by the CLI."""
+    made = subprocess.run(
         [sys.executable, "-m", "server.cli", "admin-key"],
         cwd=ROOT,
         env={**os.environ, "ALMANAC_DATA_DIR": str(data)},
         capture_output=True,
         text=True,
         check=True,
-    ).stdout.strip()
+    )
+    return made.stdout.strip()
+
+
+def visibility(url: str, data: Path, writes: int) -> list[float]:
+    """For each write: ms from its answer to the first read by another worker showing it."""
+    key = admin_key(data)
     delays = []
     for n in range(writes):
         text = f"Described through one worker ({n}, {time.time()})"
