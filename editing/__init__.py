@@ -5,18 +5,16 @@ Other packages import from here, never from the modules inside (import-linter ch
 
 from editing.changes import Stamp
 from editing.counts import counted
-from editing.dataset import (
-    FORMAT,
-    dataset_lines,
+from editing.dataset import FORMAT, dataset_lines, read_dataset
+from editing.editor import Editor
+from editing.errors import InvalidInput, Problem
+from editing.export import (
     export_dataset,
     exported_benchmark,
     exported_head,
     exported_lines,
-    read_dataset,
     write_export,
 )
-from editing.editor import Editor
-from editing.errors import InvalidInput, Problem
 from editing.importer import ImportSummary, ensure_seeded, import_dataset, item_count, seed
 from editing.inputs import (
     MAX_CATEGORIES,

@@ -14,9 +14,9 @@ from editing.dataset import (
     CSV_COLUMNS,
     dataset_from_csv,
     dataset_lines,
-    export_dataset,
     read_dataset,
 )
+from editing.export import export_dataset
 from editing.importer import import_dataset
 from store import Store
 from store.mongo import MongoStore

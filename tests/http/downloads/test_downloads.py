@@ -12,8 +12,9 @@ from typing import Any
 import httpx
 import pytest
 
+from editing import export_dataset
 from editing.changes import Stamp
-from editing.dataset import dataset_from_lines, export_dataset, read_dataset
+from editing.dataset import dataset_from_lines, read_dataset
 from editing.importer import import_dataset
 from server.app import create_app
 from server.settings import Settings

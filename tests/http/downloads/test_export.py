@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 from starlette.types import Message
 
-import editing.dataset
-from editing.dataset import Dataset, export_dataset
+import editing.export
+from editing import export_dataset
+from editing.dataset import Dataset
 from server.app import AlmanacApp, create_app
 from server.settings import Settings
 from store import Store
@@ -143,7 +144,7 @@ async def test_an_export_streams_as_it_reads_a_batch_at_a_time(
 ) -> None:
     """The response's lines go out between the store's batches: the first line is sent before
     the last benchmarks are read, and no batch holds more than the batch size."""
-    monkeypatch.setattr(editing.dataset, "EXPORT_BATCH", 2)
+    monkeypatch.setattr(editing.export, "EXPORT_BATCH", 2)
     events: list[tuple[str, int]] = []
     reading = store.documents_in_batches
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from editing import export_dataset
 from editing.changes import Stamp
-from editing.dataset import export_dataset
 from editing.importer import import_dataset
 from store import Store
 from tests.conftest import STORES, GraphQLClient, empty_store, snapshot

@@ -17,7 +17,7 @@ import httpx
 import pytest
 from click.testing import CliRunner, Result
 
-from editing.dataset import export_dataset
+from editing import export_dataset
 from request_limits.budgets import BucketPolicy
 from schema import Identity
 from schema.stability import published_sdl
