@@ -22,6 +22,7 @@ from schema.extensions.services import (
 from schema.json import digest, encode_json
 from schema.releases import create_release
 from schema.stability import breaking_changes, document_problems, published_sdl
+from schema.vocabulary import UploadedFile
 from store import encode_change_cursor
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "MeterMode",
     "OperationKey",
     "Services",
+    "UploadedFile",
     "almanac_schema",
     "answer_within",
     "breaking_changes",

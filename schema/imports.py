@@ -7,7 +7,7 @@ import re
 import tempfile
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import strawberry
 
@@ -23,7 +23,7 @@ from interchange import (
 )
 from schema.caller import admin_of
 from schema.context import Context
-from schema.vocabulary import WRITE, SourceKind, Upload, at_most
+from schema.vocabulary import WRITE, SourceKind, Upload, UploadedFile, at_most
 from store import Date
 
 MAX_FILES = 100
@@ -170,14 +170,13 @@ class ImportMutations:
         )
 
 
-def _saved(folder: Path, upload: Any) -> Path:
+def _saved(folder: Path, upload: object) -> Path:
     """The upload written under its own name (its last part, without path), in a folder of its
     own: the name the file's provenance gives."""
-    name = re.sub(r"[^\w.+-]", "_", Path(str(getattr(upload, "filename", "") or "upload")).name)
+    if not isinstance(upload, UploadedFile):  # a string sent where a file goes
+        raise ApiError("Send each file by the GraphQL multipart request spec.")
+    name = re.sub(r"[^\w.+-]", "_", Path(upload.filename or "upload").name)
     folder.mkdir()
     path = folder / (name.lstrip(".") or "upload")
-    content = getattr(upload, "content", None)
-    if not isinstance(content, bytes):
-        raise ApiError("Send each file by the GraphQL multipart request spec.")
-    path.write_bytes(content)
+    path.write_bytes(upload.content)
     return path

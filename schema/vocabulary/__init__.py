@@ -42,7 +42,7 @@ from schema.vocabulary.pagination import (
     slice_size,
 )
 from schema.vocabulary.revision import Revised
-from schema.vocabulary.scalars import SCALARS, Upload
+from schema.vocabulary.scalars import SCALARS, Upload, UploadedFile
 from schema.vocabulary.stored_fields import StoredFields
 
 __all__ = [
@@ -72,6 +72,7 @@ __all__ = [
     "StoredFields",
     "TaskAvailability",
     "Upload",
+    "UploadedFile",
     "as_plain",
     "at_most",
     "camel_case",

@@ -1,5 +1,7 @@
-"""Dates as the almanac stores and shows them: ISO strings, kept as they are stored."""
+"""The almanac's scalars: dates as it stores and shows them (ISO strings, kept as they are
+stored), and a file sent with a request."""
 
+import hashlib
 from collections.abc import Callable
 from typing import NewType
 
@@ -37,7 +39,22 @@ ISO_8601 = "https://www.iso.org/iso-8601-date-and-time-format.html"
 MULTIPART_SPEC = "https://github.com/jaydenseric/graphql-multipart-request-spec"
 
 Upload = NewType("Upload", object)
-"""A file sent with the request (the HTTP layer's `UploadedFile`: its name and bytes)."""
+"""A file sent with the request: an `UploadedFile` when it came as the multipart spec says."""
+
+
+class UploadedFile(str):
+    """A file sent with the request (server.graphql.multipart puts it where its map says): as
+    text, `upload:<name>:<sha256>`, so that the variables still encode as JSON (a kept answer's
+    key), with the file's name and bytes beside."""
+
+    filename: str
+    content: bytes
+
+    def __new__(cls, filename: str, content: bytes) -> "UploadedFile":
+        named = super().__new__(cls, f"upload:{filename}:{hashlib.sha256(content).hexdigest()}")
+        named.filename, named.content = filename, content
+        return named
+
 
 SCALARS: dict[object, ScalarDefinition] = {
     Date: strawberry.scalar(

@@ -1,10 +1,9 @@
 """The GraphQL multipart request spec (jaydenseric/graphql-multipart-request-spec): an
 `operations` field (the request as JSON), a `map` field (each file's field to the variables it
 stands for) and the files. Each file is read whole (the request body limit bounds it) and put
-where the map says as an `UploadedFile`: a string naming the file and its SHA-256, so that the
-variables still encode as JSON (a kept answer's key), with the file's name and bytes beside."""
+where the map says as the schema's `UploadedFile` (a string naming the file and its SHA-256, with
+its name and bytes beside)."""
 
-import hashlib
 from collections.abc import Callable
 from typing import Any
 
@@ -14,20 +13,9 @@ from starlette.datastructures import UploadFile
 from strawberry.file_uploads.utils import replace_placeholders_with_files
 
 from api_errors import ApiError
+from schema import UploadedFile
 
 MULTIPART = "multipart/form-data"
-
-
-class UploadedFile(str):
-    """A file sent with the request: as text, `upload:<name>:<sha256>`."""
-
-    filename: str
-    content: bytes
-
-    def __new__(cls, filename: str, content: bytes) -> "UploadedFile":
-        named = super().__new__(cls, f"upload:{filename}:{hashlib.sha256(content).hexdigest()}")
-        named.filename, named.content = filename, content
-        return named
 
 
 async def multipart_fields(

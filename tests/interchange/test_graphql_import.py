@@ -105,3 +105,14 @@ async def test_a_bad_file_is_refused_whole(admin: GraphQLClient, store: Store) -
 async def test_an_import_needs_an_admin_key(graphql: GraphQLClient, store: Store) -> None:
     body = (await multipart(graphql, {"0": (LM_EVAL.name, LM_EVAL.read_bytes())})).json()
     assert body["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
+
+
+async def test_text_sent_where_a_file_goes_is_refused(admin: GraphQLClient, store: Store) -> None:
+    """A JSON request naming a file's text as its `files` is not a file: refused, nothing kept."""
+    await add_benchmarks(store)
+    before = await snapshot(store)
+    body = await admin(IMPORT, files=[LM_EVAL.read_text(encoding="utf-8")])
+    [error] = body["errors"]
+    assert error["message"] == "Send each file by the GraphQL multipart request spec."
+    assert error["extensions"]["code"] == "BAD_USER_INPUT"
+    assert await snapshot(store) == before
