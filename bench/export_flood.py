@@ -30,7 +30,7 @@ from typing import Any
 
 import httpx
 
-from bench.run import ROOT, free_port
+from bench.run import ROOT, free_port, wait_until_up
 from bench.soak import rss_mb
 from bench.synthetic import synthetic_almanac
 
@@ -94,17 +94,6 @@ def measure_export_flood(
 def _environment(data_dir: Path, settings: dict[str, str]) -> dict[str, str]:
     kept = {k: v for k, v in os.environ.items() if not k.startswith("ALMANAC_")}
     return {**kept, "ALMANAC_DATA_DIR": str(data_dir), **settings}
-
-
-def wait_until_up(url: str) -> None:
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{url}/healthz").status_code == 200:
-                return
-        except httpx.TransportError:
-            time.sleep(0.2)
-    raise RuntimeError(f"the server at {url} did not start")
 
 
 def _flood(pid: int, url: str, clients: int) -> tuple[float, Counter[int], float]:

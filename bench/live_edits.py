@@ -46,14 +46,14 @@ from typing import Any
 
 import httpx
 
-from bench.run import CONTRACT, ROOT, free_port, latency, lua_string
+from bench.run import CONTRACT, ROOT, free_port, latency, lua_string, wait_until_up
 from bench.scale import environment, timed_import
 from bench.synthetic import synthetic_almanac
+from bench.workers import admin_key
 
 PAGES = 20
 BOUND_SECONDS = 1.0
 KINDS = ("quiet", "unrelated", "related")
-ADMIN = ("--scope", "admin")
 WRITE = """mutation($slug: String!, $description: String!) {
   updateBenchmark(slug: $slug, input: {description: $description}) { revision } }"""
 # What a page reads around it: its family, and the siblings it shows (the contract's first 6).
@@ -157,26 +157,8 @@ def serve(name: str, root: Path, data_dir: Path, **settings: str) -> Server:
         command, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{url}/healthz").status_code == 200:
-                return Server(name, process, url)
-        except httpx.TransportError:
-            time.sleep(0.2)
-    raise RuntimeError(f"the {name} server did not start")
-
-
-def admin_key(data_dir: Path) -> str:
-    made = subprocess.run(
-        [sys.executable, "-m", "server.cli", *("keys", "create", "--name", "editor"), *ADMIN],
-        cwd=ROOT,
-        env=environment(data_dir),
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    return made.strip()
+    wait_until_up(url)
+    return Server(name, process, url)
 
 
 def chosen(url: str, almanac: dict[str, list[dict[str, str]]]) -> tuple[list[str], str, str]:

@@ -49,7 +49,7 @@ import httpx
 import websockets
 from websockets import Subprotocol
 
-from bench.export_flood import measure_export_flood, wait_until_up
+from bench.export_flood import measure_export_flood
 from bench.observability import cpu_seconds
 from bench.refusals import (
     BASELINE,
@@ -64,7 +64,7 @@ from bench.refusals import (
     Sender,
     graphql,
 )
-from bench.run import HOST, ROOT, free_port
+from bench.run import HOST, ROOT, free_port, wait_until_up
 from bench.synthetic import synthetic_almanac
 
 BAR = 2.0

@@ -20,22 +20,17 @@ among the waits too (its key's last change is its minimum), applied at once.
 """
 
 import argparse
-import os
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
-from bench.run import HOST, ROOT, SLUG, UNREFUSING_BUDGET, free_port
-from bench.workers import admin_key, answering, wait_for
+from bench.run import SLUG
+from bench.workers import admin_key, answering, serving
 
 READ = {"query": f'query Described {{ benchmark(slug: "{SLUG}") {{ description }} }}'}
 DESCRIBE = (
@@ -45,6 +40,10 @@ DESCRIBE = (
 WAITS = "almanac_min_change_waits"
 WAIT_SECONDS = "almanac_min_change_wait_seconds"
 STARTING_SECONDS = 300
+WRITER_UNREFUSED = {  # the writer's key: nor its writes
+    "ALMANAC_KEY_BUCKET_CAPACITY": "1000000000",
+    "ALMANAC_KEY_RESTORE_RATE": "1000000000",
+}
 
 
 @dataclass
@@ -62,7 +61,7 @@ def main() -> None:
     for workers in (1, 2):
         with tempfile.TemporaryDirectory(prefix="almanac-bench-ryw-") as scratch:
             data = Path(scratch) / "data"
-            with serving(data, workers) as url:
+            with serving(data, workers, WRITER_UNREFUSED, STARTING_SECONDS) as (url, _):
                 key = admin_key(data)
                 for _ in range(20):  # every worker keeps the answer before the writes
                     httpx.post(f"{url}/graphql", json=READ)
@@ -70,33 +69,6 @@ def main() -> None:
                 tokened, bare = pairs(url, key, args.pairs)
                 after = waits(url)
         report(workers, tokened, bare, before, after)
-
-
-@contextmanager
-def serving(data: Path, workers: int) -> Iterator[str]:
-    """`almanac serve --workers N` on `data` until the block ends (its URL), once every
-    worker answers (a shared machine may take its time: up to `STARTING_SECONDS`)."""
-    port = free_port()
-    environment = {
-        **os.environ,
-        **UNREFUSING_BUDGET,
-        "ALMANAC_KEY_BUCKET_CAPACITY": "1000000000",  # the writer's key: nor its writes
-        "ALMANAC_KEY_RESTORE_RATE": "1000000000",
-        "ALMANAC_DATA_DIR": str(data),
-        "ALMANAC_LOG_LEVEL": "warning",
-        "ALMANAC_SHUTDOWN_DRAIN_SECONDS": "0",
-    }
-    command = [sys.executable, "-m", "server.cli", "serve", "--port", str(port)]
-    process = subprocess.Popen(
-        [*command, "--workers", str(workers)], cwd=ROOT, env=environment, stdout=subprocess.DEVNULL
-    )
-    url = f"http://{HOST}:{port}"
-    try:
-        wait_for(url, workers, STARTING_SECONDS)
-        yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=60)
 
 
 def pairs(url: str, key: str, count: int) -> tuple[Pairs, Pairs]:

@@ -36,8 +36,7 @@ from typing import Any
 
 import httpx
 
-from bench.export_flood import wait_until_up
-from bench.run import ROOT, free_port
+from bench.run import ROOT, free_port, wait_until_up
 from bench.scale import environment, timed_import
 from bench.soak import rss_mb
 from bench.synthetic import synthetic_almanac

@@ -163,15 +163,12 @@ class serve:
             command.append("--factory")
         self.process = subprocess.Popen(command, cwd=ROOT, env=self.environment)
         url = f"http://{HOST}:{self.port}"
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{url}/healthz").status_code == 200:
-                    return url
-            except httpx.TransportError:
-                time.sleep(0.1)
-        self.process.kill()
-        raise RuntimeError(f"{self.app} did not start")
+        try:
+            wait_until_up(url, 30)
+        except RuntimeError:
+            self.process.kill()
+            raise
+        return url
 
     def __exit__(self, *exc: object) -> None:
         self.process.terminate()
@@ -209,6 +206,18 @@ def latency(output: str, percentile: str) -> float:
         raise RuntimeError(f"no {percentile} latency in wrk's output:\n{output}")
     scale = {"us": 0.001, "ms": 1.0, "s": 1000.0}[match[2]]
     return float(match[1]) * scale
+
+
+def wait_until_up(url: str, seconds: float = 120) -> None:
+    """Until the server at `url` answers /healthz, within `seconds`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{url}/healthz").status_code == 200:
+                return
+        except httpx.TransportError:
+            time.sleep(0.2)
+    raise RuntimeError(f"the server at {url} did not start")
 
 
 if __name__ == "__main__":

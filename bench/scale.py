@@ -28,7 +28,7 @@ from pathlib import Path
 
 import httpx
 
-from bench.run import CONTRACT, ROOT, free_port
+from bench.run import CONTRACT, ROOT, free_port, wait_until_up
 from bench.soak import rss_mb
 from bench.synthetic import synthetic_almanac
 
@@ -96,14 +96,8 @@ def start(data_dir: Path, **settings: str) -> tuple[subprocess.Popen[bytes], str
         stderr=subprocess.DEVNULL,
     )
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{url}/healthz").status_code == 200:
-                return process, url
-        except httpx.TransportError:
-            time.sleep(0.2)
-    raise RuntimeError(f"the server on {data_dir} did not start")
+    wait_until_up(url)
+    return process, url
 
 
 def report(

@@ -28,7 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,12 +71,15 @@ def main() -> None:
         data = Path(scratch) / "data"  # one data directory, seeded by the first server
         script = post_script(Path(scratch), body)
         for round in range(args.rounds):
-            for reuse, cache in (("answers reused", None), ("executed each time", "0")):
+            for reuse, settings in (
+                ("answers reused", {}),
+                ("executed each time", {"ALMANAC_RESPONSE_CACHE_BYTES": "0"}),
+            ):
                 for workers in (1, 2):
-                    with serving(data, workers, cache) as (url, process):
+                    with serving(data, workers, settings) as (url, process):
                         measured = load(url, process, script, args)
                         results.setdefault((reuse, workers), []).append(measured)
-                        if workers == 2 and cache is None and round == 0:
+                        if workers == 2 and not settings and round == 0:
                             delays = visibility(url, data, args.writes)
 
     rates = {run: median(loads, "requests_per_second") for run, loads in results.items()}
@@ -101,8 +104,12 @@ def median(loads: list[Load], figure: str) -> float:
 
 
 @contextmanager
-def serving(data: Path, workers: int, cache: str | None) -> Iterator[tuple[str, int]]:
-    """`almanac serve --workers N` on `data` until the block ends: its URL and process ID."""
+def serving(
+    data: Path, workers: int, settings: Mapping[str, str] = {}, starting_seconds: float = 60
+) -> Iterator[tuple[str, int]]:
+    """`almanac serve --workers N` on `data`, with `settings` (ALMANAC_ variables) beside a
+    budget refusing nothing, until the block ends: its URL and process ID, once every worker
+    answers (within `starting_seconds`)."""
     port = free_port()
     environment = {
         **os.environ,
@@ -110,16 +117,15 @@ def serving(data: Path, workers: int, cache: str | None) -> Iterator[tuple[str, 
         "ALMANAC_DATA_DIR": str(data),
         "ALMANAC_LOG_LEVEL": "warning",
         "ALMANAC_SHUTDOWN_DRAIN_SECONDS": "0",
+        **settings,
     }
-    if cache is not None:
-        environment["ALMANAC_RESPONSE_CACHE_BYTES"] = cache
     command = [sys.executable, "-m", "server.cli", "serve", "--port", str(port)]
     process = subprocess.Popen(
         [*command, "--workers", str(workers)], cwd=ROOT, env=environment, stdout=subprocess.DEVNULL
     )
     url = f"http://{HOST}:{port}"
     try:
-        wait_for(url, workers)
+        wait_for(url, workers, starting_seconds)
         yield url, process.pid
     finally:
         process.terminate()

@@ -10,11 +10,12 @@ within LEASE_SECONDS and their slots come back. Time comes from the caller's clo
 seconds), so processes on different hosts need synchronised clocks, as budgets do.
 
 If Redis fails, streams are counted in this process alone until it is back (the API stays up,
-with the bound per process), as budgets are (request_limits.shared keeps both). The slots are
-the subscriptions' limit; the subscriptions themselves (server.graphql.subscriptions) take one
-for each stream. A stream
+with the bound per process), as budgets are (request_limits.shared keeps both). A stream
 admitted then is still renewed, so it holds a lease once Redis answers again. One warning says
 Redis failed, and one that it is back.
+
+The slots are the subscriptions' limit; the subscriptions themselves
+(server.graphql.subscriptions) take one for each stream.
 """
 
 import asyncio
