@@ -2,13 +2,13 @@
 roles: `interface`), two implementations (`mongo/`, MongoDB through motor; `sqlite/`, the
 embedded store), each a module per role; the one view a request and the server read through
 (`views`: reads noted by what each method declares in `reads`, calls timed and traced); the
-change log, the data version and the one way to wait on it (`changes`); plain documents, the
+change log, the data version and the one way to wait on it (`changes`); opaque numbered
+cursors (`cursors`); plain documents, the
 vocabularies and the bundled dataset.
 
 Other packages import from here, never from the modules inside (import-linter checks it)."""
 
 from store.changes import (
-    CHANGE_CURSOR_PREFIX,
     INTERNAL_KINDS,
     PUBLIC_KINDS,
     Change,
@@ -20,6 +20,7 @@ from store.changes import (
     encode_change_cursor,
 )
 from store.client import connect, mongodb_uri_problem, prepare
+from store.cursors import decode_numbered_cursor, encode_numbered_cursor
 from store.dates import (
     DATE_SHAPE,
     EARLIEST_YEAR,
@@ -98,7 +99,6 @@ from store.vocabulary import (
 )
 
 __all__ = [
-    "CHANGE_CURSOR_PREFIX",
     "DATE_SHAPE",
     "EARLIEST_YEAR",
     "EVERYTHING",
@@ -168,7 +168,9 @@ __all__ = [
     "as_date",
     "connect",
     "decode_change_cursor",
+    "decode_numbered_cursor",
     "encode_change_cursor",
+    "encode_numbered_cursor",
     "is_instant",
     "is_month",
     "load_bundled_dataset",

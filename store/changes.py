@@ -17,17 +17,15 @@ process makes and every other one its follower reads.
 """
 
 import asyncio
-import base64
-import binascii
 import contextlib
 import logging
-import re
 import time
 from collections.abc import Awaitable, Callable, Container, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 
+from store.cursors import decode_numbered_cursor, encode_numbered_cursor
 from store.subjects import EVERYTHING
 
 log = logging.getLogger("almanac.store")
@@ -415,27 +413,18 @@ class PruneClock:
 PUBLIC_KINDS = frozenset(kind for kind in ChangeKind if kind not in INTERNAL_KINDS)
 """The changes the feed and webhooks tell of: the almanac's data, not the API's own records."""
 CHANGE_CURSOR_PREFIX = "change:"
-_SEQUENCE = re.compile(r"0|[1-9][0-9]{0,17}")
-"""A change's number in a cursor: below 10^18, so within a signed 64-bit integer (a store's)."""
 
 
 def encode_change_cursor(sequence: int) -> str:
     """The cursor after the change numbered `sequence` (0: before the first): opaque to
     clients, the same for the feed, subscriptions, downloads and webhooks' events."""
-    return base64.urlsafe_b64encode(f"{CHANGE_CURSOR_PREFIX}{sequence}".encode()).decode()
+    return encode_numbered_cursor(CHANGE_CURSOR_PREFIX, sequence)
 
 
 def decode_change_cursor(cursor: str) -> int | None:
     """The sequence number a cursor of `encode_change_cursor` holds; None for anything else
     (not one this API gave out)."""
-    try:
-        text = base64.b64decode(cursor.encode(), altchars=b"-_", validate=True).decode()
-    except (binascii.Error, UnicodeError, ValueError):
-        return None
-    number = text.removeprefix(CHANGE_CURSOR_PREFIX)
-    if not text.startswith(CHANGE_CURSOR_PREFIX) or not _SEQUENCE.fullmatch(number):
-        return None
-    return int(number)
+    return decode_numbered_cursor(CHANGE_CURSOR_PREFIX, cursor)
 
 
 class ChangeReceipt:

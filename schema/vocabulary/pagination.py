@@ -10,6 +10,7 @@ import orjson
 import strawberry
 
 from api_errors import ApiError, shown
+from store import decode_numbered_cursor, encode_numbered_cursor
 
 T = TypeVar("T")
 Item = TypeVar("Item")
@@ -77,23 +78,6 @@ def decode_cursor(cursor: str) -> int:
     if offset is None:
         raise ApiError(f"`after` is not a cursor this API gave out: {shown(cursor)}.")
     return offset
-
-
-def encode_numbered_cursor(prefix: str, number: int) -> str:
-    """An opaque cursor holding a number (an offset, a change's sequence) under `prefix`."""
-    return base64.urlsafe_b64encode(f"{prefix}{number}".encode()).decode()
-
-
-def decode_numbered_cursor(prefix: str, cursor: str) -> int | None:
-    """The number an `encode_numbered_cursor` cursor of `prefix` holds; None for any other."""
-    try:
-        text = base64.b64decode(cursor.encode(), altchars=b"-_", validate=True).decode()
-        number = text.removeprefix(prefix)
-        if text.startswith(prefix) and number.isdigit():
-            return int(number)
-    except (binascii.Error, UnicodeError, ValueError):
-        pass
-    return None
 
 
 def page(first: int, after: str | None) -> Page:
