@@ -217,12 +217,18 @@ class DataVersion:
         """Every change numbered up to it has been applied here (the follower keeps it): what an
         answer computed now reflects, and what a reader asking for a minimum change waits for."""
         self._moved = asyncio.Event()  # set, and replaced, by each `bump`
+        self._advanced = asyncio.Event()  # set, and replaced, as `applied_through` moves
         self._watchers: list[Callable[[frozenset[str] | None], None]] = []
 
     def watch(self, watcher: Callable[[frozenset[str] | None], None]) -> None:
         """Call `watcher` with the subjects of every change counted from now on (None: it may
         have touched anything), as it is counted: how kept answers learn they went stale."""
         self._watchers.append(watcher)
+
+    def unwatch(self, watcher: Callable[[frozenset[str] | None], None]) -> None:
+        """Stop calling `watcher` (an app that shuts down, its store living on)."""
+        with contextlib.suppress(ValueError):
+            self._watchers.remove(watcher)
 
     @property
     def current(self) -> int | None:
@@ -243,7 +249,10 @@ class DataVersion:
         moved, self._moved = self._moved, asyncio.Event()
         moved.set()
         for watcher in self._watchers:
-            watcher(touched)
+            try:
+                watcher(touched)
+            except Exception:  # the change is made and counted: a watcher's fault stays its own
+                log.exception("A watcher of the data version failed on a change.")
 
     async def newer_than(self, count: int, within: float = WAIT_SECONDS) -> bool:
         """Return once the count has moved past `count` (`bump`), or after `within` seconds
@@ -261,7 +270,16 @@ class DataVersion:
         this process's own as it makes them, every other one as its follower reads it. Unbounded:
         the caller bounds the wait (a request, by its timeout)."""
         while self.applied_through < sequence:
-            await self.newer_than(self._count)
+            await self._advanced.wait()
+
+    def advance(self, through: int) -> None:
+        """Note every change up to `through` applied here, and wake the readers waiting for
+        one (`reached`), whether or not the count moved with it (a follower started past
+        changes made before this process)."""
+        if through > self.applied_through:
+            self.applied_through = through
+            advanced, self._advanced = self._advanced, asyncio.Event()
+            advanced.set()
 
     @property
     def count(self) -> int:
@@ -392,7 +410,7 @@ class LogFollower:
         through = max(self.version.applied_through, self.followed)
         while through + 1 in self._applied:
             through += 1
-        self.version.applied_through = through
+        self.version.advance(through)
 
 
 class PruneClock:

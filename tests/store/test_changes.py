@@ -306,6 +306,34 @@ async def test_a_reader_waits_until_the_change_it_names_is_applied_here() -> Non
     await asyncio.wait_for(version.reached(2), 60)  # at once: applied already
 
 
+async def test_a_reader_wakes_when_the_follower_starts_past_its_change() -> None:
+    """A worker that starts after the change a reader names applies it by starting past it,
+    with no change counted: the reader is woken then, not at a backstop."""
+    version = DataVersion(known=True)
+    waiter = asyncio.create_task(version.reached(4))
+    await asyncio.sleep(0)
+    assert not waiter.done()
+    LogFollower(version).start(4)
+    await asyncio.wait_for(waiter, 60)
+    assert version.count == 0  # nothing was bumped: the wake came from `applied_through`
+
+
+def test_a_failing_watcher_leaves_the_change_counted_and_the_others_told() -> None:
+    version = DataVersion(known=True)
+    told: list[frozenset[str] | None] = []
+
+    def failing(subjects: frozenset[str] | None) -> None:
+        raise RuntimeError("a watcher's fault")
+
+    version.watch(failing)
+    version.watch(told.append)
+    version.bump({"benchmark:a"})  # does not raise: the write that bumped it is made
+    assert (version.count, told) == (1, [frozenset({"benchmark:a"})])
+    version.unwatch(told.append)
+    version.bump({"benchmark:b"})
+    assert told == [frozenset({"benchmark:a"})]
+
+
 async def test_a_reader_waiting_on_a_change_has_the_follower_read_the_log_at_once(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
