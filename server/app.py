@@ -21,6 +21,8 @@ from server.charges import Charges
 from server.errors import http_error
 from server.graphql import AlmanacGraphQL, asset_endpoint, schema_file
 from server.lifespan import Lifespan
+from server.min_change import CHANGE_CURSOR_HEADER
+from server.min_change import HEADER as MIN_CHANGE
 from server.observability import MetricsEndpoint, RequestIds, operation_tracing, request_tracing
 from server.resources import (
     Downloads,
@@ -135,13 +137,16 @@ def cors_rules(settings: Settings) -> dict[str, Any]:
         "allow_origins": settings.cors_origins,
         "allow_origin_regex": settings.cors_origin_regex,
         "allow_methods": ["GET", "POST"],
-        "allow_headers": ["Authorization", "Content-Type", "If-None-Match"],
+        # Read-your-writes (issue 30): a page sends the cursor back and reads it, and `Age`.
+        "allow_headers": ["Authorization", "Content-Type", "If-None-Match", MIN_CHANGE],
         "expose_headers": [
             "ETag",
             "Retry-After",
             "RateLimit-Limit",
             "RateLimit-Remaining",
             "RateLimit-Reset",
+            CHANGE_CURSOR_HEADER,
+            "Age",
         ],
         "max_age": 600,
     }

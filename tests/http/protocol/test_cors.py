@@ -32,6 +32,29 @@ async def test_allowed_origin_gets_the_headers(client: httpx.AsyncClient) -> Non
     assert "authorization" in preflight.headers["Access-Control-Allow-Headers"].lower()
 
 
+async def test_a_page_may_send_and_read_the_freshness_headers(client: httpx.AsyncClient) -> None:
+    """Read-your-writes from a browser: the preflight lets `Almanac-Min-Change` through, and
+    the page may read `Almanac-Change-Cursor` and `Age` (the browser hides any other)."""
+    preflight = await client.options(
+        "/graphql",
+        headers={
+            "Origin": SITE,
+            "Access-Control-Request-Method": "GET",
+            "Access-Control-Request-Headers": "almanac-min-change",
+        },
+    )
+    assert preflight.status_code == 200
+    assert "almanac-min-change" in preflight.headers["Access-Control-Allow-Headers"].lower()
+    response = await client.post(
+        "/graphql", json={"query": "{ __typename }"}, headers={"Origin": SITE}
+    )
+    exposed = {
+        name.strip().lower()
+        for name in response.headers["Access-Control-Expose-Headers"].split(",")
+    }
+    assert {"almanac-change-cursor", "age"} <= exposed
+
+
 async def test_other_origins_are_refused(client: httpx.AsyncClient) -> None:
     evil = "https://evil.example"
     response = await client.post(
