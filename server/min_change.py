@@ -23,13 +23,12 @@ from collections.abc import Mapping
 from api_errors import ApiError, ErrorCode, shown
 from server.observability import MIN_CHANGE_WAIT_SECONDS, MIN_CHANGE_WAITS
 from store import Store, decode_change_cursor
+from webhooks import CHANGE_CURSOR_HEADER as CHANGE_CURSOR_HEADER  # as a delivery names it
 
 HEADER = "almanac-min-change"
 """The request header naming the change an answer must reflect at least (a change cursor)."""
 EXTENSION = "minChange"
 """The same, for one operation: in the GraphQL request's `extensions`."""
-CHANGE_CURSOR_HEADER = "almanac-change-cursor"
-"""The response header naming the newest change a request made."""
 CHANGE_CURSOR_EXTENSION = "changeCursor"
 """The same, for one operation: in its answer's `extensions`."""
 OWN_KEYS = 10_000

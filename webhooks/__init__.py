@@ -7,6 +7,7 @@ Other packages import from here, never from the modules inside (import-linter ch
 from webhooks.delivery import DeliveryPolicy, DeliveryWorker, WebhookSettings, destinations_of
 from webhooks.destinations import Destinations, Refused, Target
 from webhooks.events import (
+    CHANGE_CURSOR_HEADER,
     PING,
     change_body,
     change_filter,
@@ -18,6 +19,7 @@ from webhooks.events import (
 )
 
 __all__ = [
+    "CHANGE_CURSOR_HEADER",
     "PING",
     "DeliveryPolicy",
     "DeliveryWorker",

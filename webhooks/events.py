@@ -19,8 +19,9 @@ from store import (
 )
 
 CHANGE_CURSOR_HEADER = "almanac-change-cursor"
-"""The header of a change's delivery naming its cursor (as the API's responses name a change
-made): send it as `Almanac-Min-Change` to read the almanac at least as fresh as the event."""
+"""The header naming a change's cursor: of a change's delivery, and of a response to a request
+that made one (server.min_change). Sent back as `Almanac-Min-Change`, it asks for the almanac
+at least as fresh as that change."""
 PING = "ping"
 """The kind of a test event (testWebhook): no change, only the endpoint's id."""
 SECRET_BYTES = 32  # Standard Webhooks: between 24 and 64 bytes
