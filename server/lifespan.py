@@ -37,7 +37,7 @@ class Lifespan:
         services: AppServices,
         drain: Drain,
         close_subscriptions: Callable[[], None],
-        refresh: Callable[[], Coroutine[None, None, None]] | None = None,
+        refresh: Callable[[], Coroutine[None, None, None]],
     ) -> None:
         self.services = services
         self.drain = drain
@@ -58,7 +58,7 @@ class Lifespan:
             asyncio.create_task(store.follow_changes()),
             asyncio.create_task(leaders_placed(store)),
         ]
-        refreshing = asyncio.create_task(self.refresh()) if self.refresh is not None else None
+        refreshing = asyncio.create_task(self.refresh())
         writers = [asyncio.create_task(every(seconds, work)) for seconds, work in self.periodic()]
         worker = DeliveryWorker(store, DeliveryPolicy.of(settings)) if settings.webhooks else None
         delivering = asyncio.create_task(worker.run()) if worker is not None else None
@@ -70,9 +70,8 @@ class Lifespan:
         yield
         remove_drain()
         closing.cancel()
-        if refreshing is not None:  # refreshes in flight end (nothing kept), none starts again
-            refreshing.cancel()
-            await asyncio.gather(refreshing, return_exceptions=True)
+        refreshing.cancel()  # refreshes in flight end (nothing kept), none starts again
+        await asyncio.gather(refreshing, return_exceptions=True)
         self.close_subscriptions()
         if worker is not None and delivering is not None:
             # The delivery in flight ends (within its timeout), then the leases are given back.

@@ -455,9 +455,5 @@ class ChangeReceipt:
 
     def note(self, changes: Iterable[Change]) -> None:
         for change in changes:
-            self.noted(change.sequence)
-
-    def noted(self, sequence: int | None) -> None:
-        """Note a change by its number (None: nothing)."""
-        if sequence is not None and (self.newest is None or sequence > self.newest):
-            self.newest = sequence
+            if self.newest is None or change.sequence > self.newest:
+                self.newest = change.sequence

@@ -59,10 +59,14 @@ class Refresher:
         REFRESH_QUEUE.set(queued)
 
     async def run(self) -> None:
-        """Refresh what is queued, as it is queued, until cancelled (at shutdown)."""
-        async with asyncio.TaskGroup() as refreshing:
-            for _ in range(REFRESHES_AT_ONCE):
-                refreshing.create_task(self.refresh_queued())
+        """Refresh what is queued, as it is queued, until cancelled (at shutdown: the app no
+        longer watches its store, which may serve another)."""
+        try:
+            async with asyncio.TaskGroup() as refreshing:
+                for _ in range(REFRESHES_AT_ONCE):
+                    refreshing.create_task(self.refresh_queued())
+        finally:
+            self.store.version.unwatch(self.changed)
 
     async def settled(self) -> None:
         """Return once nothing is queued or being refreshed (what a test or a bench waits for)."""

@@ -320,7 +320,11 @@ async def test_refreshes_stop_at_shutdown(
         async with asyncio.timeout(60):  # a guard, should it never start
             await started.wait()  # a refresh is running
     assert cancelled.is_set()
-    assert refresher_of(app).running == 0
+    refresher = refresher_of(app)
+    assert refresher.running == 0
+    queued = len(refresher.staleness)
+    store.version.bump(None)  # a change after shutdown: this app no longer watches the store
+    assert len(refresher.staleness) == queued
 
 
 async def admin_key(app: AlmanacApp) -> str:
