@@ -13,20 +13,25 @@ def settings() -> Settings:
     return Settings(cors_origins=[SITE, "https://partner.example"])
 
 
+async def preflight_of(client: httpx.AsyncClient, method: str, headers: str) -> httpx.Response:
+    """The browser's question before a `method` request from SITE sending `headers`."""
+    return await client.options(
+        "/graphql",
+        headers={
+            "Origin": SITE,
+            "Access-Control-Request-Method": method,
+            "Access-Control-Request-Headers": headers,
+        },
+    )
+
+
 async def test_allowed_origin_gets_the_headers(client: httpx.AsyncClient) -> None:
     response = await client.post(
         "/graphql", json={"query": "{ __typename }"}, headers={"Origin": SITE}
     )
     assert response.headers["Access-Control-Allow-Origin"] == SITE
     assert "RateLimit-Remaining" in response.headers["Access-Control-Expose-Headers"]
-    preflight = await client.options(
-        "/graphql",
-        headers={
-            "Origin": SITE,
-            "Access-Control-Request-Method": "POST",
-            "Access-Control-Request-Headers": "authorization, content-type",
-        },
-    )
+    preflight = await preflight_of(client, "POST", "authorization, content-type")
     assert preflight.status_code == 200
     assert preflight.headers["Access-Control-Allow-Origin"] == SITE
     assert "authorization" in preflight.headers["Access-Control-Allow-Headers"].lower()
@@ -35,14 +40,7 @@ async def test_allowed_origin_gets_the_headers(client: httpx.AsyncClient) -> Non
 async def test_a_page_may_send_and_read_the_freshness_headers(client: httpx.AsyncClient) -> None:
     """Read-your-writes from a browser: the preflight lets `Almanac-Min-Change` through, and
     the page may read `Almanac-Change-Cursor` and `Age` (the browser hides any other)."""
-    preflight = await client.options(
-        "/graphql",
-        headers={
-            "Origin": SITE,
-            "Access-Control-Request-Method": "GET",
-            "Access-Control-Request-Headers": "almanac-min-change",
-        },
-    )
+    preflight = await preflight_of(client, "GET", "almanac-min-change")
     assert preflight.status_code == 200
     assert "almanac-min-change" in preflight.headers["Access-Control-Allow-Headers"].lower()
     response = await client.post(
