@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable
 from typing import TypeVar
 
-from cachetools import LRUCache
+from cachetools import Cache, LRUCache
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -59,6 +59,11 @@ class BoundedCache(LRUCache[K, V]):
             self.pop(key, None)
             return False
         return True
+
+    def peek(self, key: K) -> V | None:
+        """The value kept under `key` (None if none), left where it is in the order of use:
+        cachetools' plain mapping lookup, without the LRU's move to the end."""
+        return Cache.__getitem__(self, key) if key in self else None
 
     @property
     def bytes_held(self) -> int:

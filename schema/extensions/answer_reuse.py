@@ -61,12 +61,12 @@ def answer_within(
     if kept is None:
         return None
     staleness = services.staleness
-    staleness.asked(key)
+    staleness.asked(kept)
     if data.unchanged_since(kept.version, kept.reads):
         return kept, None
     if not data.known or (min_change is not None and kept.reflects < min_change):
         return None
-    stale = staleness.stale_for(key, kept)
+    stale = staleness.stale_for(kept)
     if stale is None or bound <= 0 or stale > bound:
         return None
     return kept, stale
@@ -95,15 +95,14 @@ class KeepAnswers(SchemaExtension):
             return
         if result is None or result.errors or result.data is None:
             return
-        reads = frozenset(almanac.read)
+        reads = services.staleness.interned(frozenset(almanac.read))  # shared with its likes
         encoded = encode_json(result.data)
-        kept = CachedAnswer(
-            version, encoded, digest(encoded), context.operation_name, reads, reflects
-        )
         # Stale from the start if what it read changed while it was computed.
         stale = None if data.unchanged_since(version, reads) else began
-        services.staleness.kept(key, kept, reads, stale)  # before the cache lets the last go
-        services.answers.put(key, kept)
+        kept = CachedAnswer(
+            version, encoded, digest(encoded), context.operation_name, reads, reflects, stale
+        )
+        services.answers.watched(key, kept)
         result.data = orjson.Fragment(encoded)  # type: ignore[assignment]  # Encoded: written as is.
 
 

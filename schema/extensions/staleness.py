@@ -6,17 +6,21 @@ first change it misses (`ALMANAC_MAX_STALENESS_SECONDS`); so that time must be k
 answer is indexed by the subjects it read (store.subjects): a change marks the answers it
 retires stale, with the moment, once (the first change each misses), and queues those asked for
 recently to be computed again ahead of their readers (server.graphql.refresh), most asked first.
-An entry lives as long as its answer does: it holds its answer weakly, so an answer the bounded
-cache lets go takes its entry with it.
+
+What is known of an answer's freshness is kept on the answer itself (`Watched`), and the index
+is kept by the cache that holds the answers (`AnswerCache`): an answer it lets go leaves the
+index with it, and nothing of it stays behind. Answers that read the same subjects (most do: the
+same query for many variables, or many texts of one query) share one set of them (`interned`)
+and one entry of the index (`Readers`), so an answer costs the index one key in a set.
 """
 
 import asyncio
 import time
-import weakref
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
-from typing import Generic, TypeVar
+from dataclasses import dataclass, field
+from typing import Generic, Protocol, TypeVar
 
+from request_limits import BoundedCache
 from store import EVERYTHING
 
 K = TypeVar("K", bound=Hashable)
@@ -26,81 +30,107 @@ RECENT_SECONDS = 60.0
 next reader computes it, if one comes."""
 
 
-@dataclass(slots=True, eq=False)
-class Watched:
-    """A kept answer's entry: its answer (weakly), what it read, how much and when it was last
-    asked for, and since when it is stale (None: it is not)."""
+class Watched(Protocol):
+    """What a kept answer carries of its freshness: what it read, how much and when it was
+    last asked for, and since when it is stale (None: it is not)."""
 
-    answer: "weakref.ref[object]"
     reads: frozenset[str]
     asks: float
     asked_at: float
-    stale_since: float | None = None
+    stale_since: float | None
 
 
-class Staleness(Generic[K]):
+W = TypeVar("W", bound=Watched)
+
+
+@dataclass(slots=True, eq=False)
+class Readers(Generic[K]):
+    """The kept answers that read exactly `reads` (one set of subjects, shared by them all)."""
+
+    reads: frozenset[str]
+    keys: set[K] = field(default_factory=set)
+
+
+class Staleness(Generic[K, W]):
     """The kept answers of one app by the subjects they read, and the queue of stale ones to
-    refresh. `clock` is `time.monotonic` (a test may give its own)."""
+    refresh. `clock` is `time.monotonic` (a test may give its own). The answers are the ones
+    an `AnswerCache` holds (none until one is made with this index)."""
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self.clock = clock
-        self.entries: dict[K, Watched] = {}
-        self.readers: dict[str, set[K]] = {}  # subject -> the answers that read it
+        self.answers: AnswerCache[K, W] | None = None
+        self.groups: dict[frozenset[str], Readers[K]] = {}  # by what they read
+        self.readers: dict[str, set[frozenset[str]]] = {}  # subject -> the groups that read it
         self.queued: set[K] = set()
         self.ordered: list[K] = []  # the queue's current round, most asked last
         self.arrived = asyncio.Event()  # set when something is queued
 
-    def kept(
-        self, key: K, answer: object, reads: frozenset[str], stale_since: float | None
-    ) -> None:
-        """Index `answer`, kept for `key` in place of any before it: fresh (None), or stale
-        since `stale_since` (a change arrived while it was computed). Call it before the cache
-        lets the previous answer go: its entry is replaced, not dropped."""
-        now = self.clock()
-        previous = self.entries.pop(key, None)
-        if previous is not None:
-            self._unindex(key, previous.reads)
+    def interned(self, reads: frozenset[str]) -> frozenset[str]:
+        """`reads`, as the one set of them the kept answers share (itself if none reads it)."""
+        group = self.groups.get(reads)
+        return reads if group is None else group.reads
+
+    def kept(self, key: K, answer: W, previous: W | None) -> None:
+        """Index `answer`, kept for `key` in place of `previous` (whose entry its cache let go):
+        fresh, or stale since its `stale_since` (a change arrived while it was computed)."""
         # Asks halve with each answer kept: the most asked recently come first.
-        asks = 1.0 + (previous.asks / 2 if previous is not None else 0.0)
-        reference = weakref.ref(answer, lambda gone: self._let_go(key, gone))
-        self.entries[key] = Watched(reference, reads, asks, now, stale_since)
-        for subject in reads:
-            self.readers.setdefault(subject, set()).add(key)
-        if stale_since is None:
+        answer.asks = 1.0 + previous.asks / 2 if previous is not None else 1.0
+        answer.asked_at = self.clock()
+        reads = answer.reads
+        if (group := self.groups.get(reads)) is None:
+            group = self.groups[reads] = Readers(reads)
+            for subject in reads:
+                self.readers.setdefault(subject, set()).add(reads)
+        group.keys.add(key)
+        if answer.stale_since is None:
             self.queued.discard(key)
         else:
             self._queue(key)
 
-    def asked(self, key: K) -> None:
-        """Count a request for `key`'s answer."""
-        if (entry := self.entries.get(key)) is not None:
-            entry.asks += 1
-            entry.asked_at = self.clock()
+    def dropped(self, key: K, answer: W) -> None:
+        """`answer`, kept for `key`, is let go: out of the index and the queue (a no-op for an
+        answer never indexed)."""
+        group = self.groups.get(answer.reads)
+        if group is None or key not in group.keys:
+            return
+        group.keys.remove(key)
+        self.queued.discard(key)
+        if not group.keys:
+            del self.groups[group.reads]
+            for subject in group.reads:
+                readers = self.readers[subject]
+                readers.discard(group.reads)
+                if not readers:
+                    del self.readers[subject]
+
+    def asked(self, answer: W) -> None:
+        """Count a request for a kept answer."""
+        answer.asks += 1
+        answer.asked_at = self.clock()
 
     def changed(self, subjects: frozenset[str] | None) -> None:
         """A change of these subjects (None: of anything) is counted: the answers that read
         one go stale now, unless they went stale before, and are queued."""
         now = self.clock()
         if subjects is None:
-            keys: set[K] = set(self.entries)
+            groups = list(self.groups.values())
         else:
-            keys = set().union(*(self.readers.get(s, ()) for s in (*subjects, EVERYTHING)))
-        for key in keys:
-            entry = self.entries[key]
-            if entry.stale_since is None:
-                entry.stale_since = now
-            self._queue(key)
+            named = set().union(*(self.readers.get(s, ()) for s in (*subjects, EVERYTHING)))
+            groups = [self.groups[reads] for reads in named]
+        for group in groups:
+            for key in group.keys:
+                answer = self._peek(key)
+                if answer is not None and answer.stale_since is None:
+                    answer.stale_since = now
+                self._queue(key)
 
-    def stale_for(self, key: K, answer: object) -> float | None:
-        """How long `answer`, kept for `key`, has been stale (None: not known to be)."""
-        entry = self.entries.get(key)
-        if entry is None or entry.answer() is not answer or entry.stale_since is None:
-            return None
-        return self.clock() - entry.stale_since
+    def stale_for(self, answer: W) -> float | None:
+        """How long a kept answer has been stale (None: not known to be)."""
+        return None if answer.stale_since is None else self.clock() - answer.stale_since
 
     def is_stale(self, key: K) -> bool:
-        entry = self.entries.get(key)
-        return entry is not None and entry.stale_since is not None
+        answer = self._peek(key)
+        return answer is not None and answer.stale_since is not None
 
     def take(self) -> K | None:
         """The stale answer to refresh next, most asked first, out of the queue; None if none
@@ -111,8 +141,8 @@ class Staleness(Generic[K]):
         recent = self.clock() - RECENT_SECONDS
         while self.ordered:
             key = self.ordered.pop()
-            entry = self.entries.get(key)
-            if entry is not None and entry.stale_since is not None and entry.asked_at >= recent:
+            answer = self._peek(key)
+            if answer is not None and answer.stale_since is not None and answer.asked_at >= recent:
                 return key
         return None
 
@@ -120,25 +150,46 @@ class Staleness(Generic[K]):
         """How many answers are queued to be refreshed."""
         return len(self.queued) + len(self.ordered)
 
+    def _peek(self, key: K) -> W | None:
+        return None if self.answers is None else self.answers.peek(key)
+
     def _asks(self, key: K) -> float:
-        entry = self.entries.get(key)
-        return entry.asks if entry is not None else 0.0
+        answer = self._peek(key)
+        return answer.asks if answer is not None else 0.0
 
     def _queue(self, key: K) -> None:
         self.queued.add(key)
         self.arrived.set()
 
-    def _let_go(self, key: K, gone: "weakref.ref[object]") -> None:
-        entry = self.entries.get(key)
-        if entry is not None and entry.answer is gone:  # not an answer kept in its place since
-            del self.entries[key]
-            self._unindex(key, entry.reads)
-            self.queued.discard(key)
 
-    def _unindex(self, key: K, reads: frozenset[str]) -> None:
-        for subject in reads:
-            readers = self.readers.get(subject)
-            if readers is not None:
-                readers.discard(key)
-                if not readers:
-                    del self.readers[subject]
+class AnswerCache(BoundedCache[K, W]):
+    """The kept answers (a `BoundedCache`), those kept through `watched` indexed by what they
+    read (`Staleness`): an answer it lets go (replaced, evicted, dropped) leaves the index at
+    once. A lookup (`get`) is the bounded cache's own."""
+
+    def __init__(
+        self, max_bytes: int, value_size: Callable[[W], int], staleness: Staleness[K, W]
+    ) -> None:
+        super().__init__(max_bytes, value_size)
+        self.staleness = staleness
+        staleness.answers = self
+
+    def watched(self, key: K, answer: W) -> bool:
+        """Keep `answer` for `key`, indexed; False (and nothing kept) if it is too large."""
+        previous = self.peek(key)
+        if not self.put(key, answer):
+            return False
+        self.staleness.kept(key, answer, previous)
+        return True
+
+    def __setitem__(self, key: K, value: W) -> None:
+        previous = self.peek(key)
+        super().__setitem__(key, value)
+        if previous is not None:  # replaced (if not evicted meanwhile: dropping is idempotent)
+            self.staleness.dropped(key, previous)
+
+    def __delitem__(self, key: K) -> None:
+        answer = self.peek(key)
+        super().__delitem__(key)
+        if answer is not None:
+            self.staleness.dropped(key, answer)

@@ -43,3 +43,14 @@ def test_a_cache_of_no_bytes_keeps_nothing() -> None:
     assert not cache.put("k", b"")
     assert cache.get("k") is None
     assert len(cache) == 0
+
+
+def test_a_peek_leaves_the_order_of_use() -> None:
+    one = entry_bytes("a", b"x" * 1000)
+    cache: BoundedCache[str, bytes] = BoundedCache(3 * one, len, max_entry_bytes=one)
+    for key in "abc":
+        assert cache.put(key, b"x" * 1000)
+    assert cache.peek("a") == b"x" * 1000  # seen, not used: "a" is still the least recent
+    assert cache.peek("z") is None
+    assert cache.put("d", b"x" * 1000)
+    assert [key for key in "abcd" if cache.peek(key) is not None] == ["b", "c", "d"]
