@@ -141,6 +141,7 @@ class Staleness(Generic[K, W]):
         recent = self.clock() - RECENT_SECONDS
         while self.ordered:
             key = self.ordered.pop()
+            self.queued.discard(key)  # queued again during the round: this refresh serves it
             answer = self._peek(key)
             if answer is not None and answer.stale_since is not None and answer.asked_at >= recent:
                 return key

@@ -71,6 +71,12 @@ class Refresher:
     async def settled(self) -> None:
         """Return once nothing is queued or being refreshed (what a test or a bench waits for)."""
         await self.idle.wait()
+        while len(self.staleness) or self.running:
+            # Queued as it was kept (stale from its start), with the refreshers idle: they
+            # take it once woken, and are idle again when it is done.
+            self.idle.clear()
+            self.staleness.arrived.set()
+            await self.idle.wait()
 
     async def refresh_queued(self) -> None:
         staleness = self.staleness

@@ -70,3 +70,21 @@ async def test_an_answer_replaced_is_indexed_once(
     assert second is not first
     assert [list(group.keys) for group in staleness.groups.values()] == [[key]]
     assert second.asks == 1.0 + first.asks / 2  # asks halve with each answer kept
+
+
+async def test_an_answer_queued_again_in_its_round_is_refreshed_once(
+    client: httpx.AsyncClient, app: AlmanacApp
+) -> None:
+    """A change during a round of refreshes queues again an answer the round holds: the round's
+    refresh serves both, and the queue does not count it twice."""
+    staleness = app.services.shared.graphql.staleness
+    await distinct(client, 1)
+    [key] = list(cache_of(app))
+    staleness.changed(None)
+    assert len(staleness) == 1
+    staleness.ordered = sorted(staleness.queued)  # a round begun (as `take` begins one)
+    staleness.queued.clear()
+    staleness.changed(None)  # again, before the round reaches it
+    assert staleness.take() == key
+    assert len(staleness) == 0
+    assert staleness.take() is None
