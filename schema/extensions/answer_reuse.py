@@ -39,11 +39,9 @@ from store import DataVersion
 
 
 def kept_answer(services: Services, key: OperationKey, data: DataVersion) -> CachedAnswer | None:
-    """The answer kept for this operation, if nothing it read has changed since."""
-    kept = services.answers.get(key) if services.answers is not None else None
-    if kept is None or not data.unchanged_since(kept.version, kept.reads):
-        return None
-    return kept
+    """The answer kept for this operation, if nothing it read has changed since (never stale)."""
+    found = answer_within(services, key, data, bound=0, min_change=None)
+    return None if found is None else found[0]
 
 
 def answer_within(
