@@ -5,12 +5,19 @@ GET carries one request in the query string (`query`, `variables`, `operationNam
 a JSON array of them (a batch). Anything else is refused with a status and a clear message.
 A `documentId: "sha256:<hash>"` is read as the persisted query of that hash; any other
 `documentId` names a trusted document by its id in the manifest (Relay's, say).
+
+A body is held to the size limit as it is read (`limited`), and one that declares itself too
+long is refused before any of it is read (`declared_too_large`). (Starlette's
+RequestBodyLimitMiddleware answers a body declared too long with its own plain-text 413,
+whatever the app answers: this API's refusals are GraphQL-shaped.)
 """
 
 from typing import Any, TypeVar
 
 import orjson
 from cross_web import AsyncHTTPRequestAdapter
+from starlette.requests import Request
+from starlette.types import Message, Receive, Scope
 from strawberry.http import GraphQLRequestData
 
 from api_errors import ApiError
@@ -30,6 +37,60 @@ COMMON_JSON = frozenset({"application/json", "*/*"})
 """What most clients send, read without parsing: JSON."""
 
 T = TypeVar("T")
+
+
+class BodyTooLarge(Exception):
+    pass
+
+
+def too_large(limit: int) -> ApiError:
+    """The refusal of a body over `limit` bytes."""
+    message = (
+        f"The request body is larger than this server accepts ({limit} bytes). "
+        "Send a smaller request."
+    )
+    return ApiError(message, status=413)
+
+
+def declared_too_large(scope: Scope, limit: int) -> bool:
+    """Whether the request says (`Content-Length`) that its body is over `limit` bytes."""
+    declared = declared_length(scope)
+    return declared is not None and declared > limit
+
+
+def declared_length(scope: Scope) -> int | None:
+    """The body's length as the request declares it (`Content-Length`), if it does."""
+    for name, value in scope["headers"]:
+        if name == b"content-length":
+            return int(value) if value.isdigit() else None
+    return None
+
+
+def body_limited(scope: Scope, receive: Receive, limit: int) -> Request:
+    """The request, its body held to `limit` bytes (`limited`); one that declares a longer
+    body is refused at once (`BodyTooLarge`)."""
+    if declared_too_large(scope, limit):
+        raise BodyTooLarge
+    return Request(scope, limited(receive, limit, scope))
+
+
+def limited(receive: Receive, limit: int, scope: Scope | None = None) -> Receive:
+    """`receive`, refusing a body (even one sent without a length) beyond `limit` bytes. A body
+    whose length `scope` declares within the limit is read through `receive` itself: the
+    server's parser delivers no more of a request's body than its `Content-Length`."""
+    if scope is not None and (declared := declared_length(scope)) is not None and declared <= limit:
+        return receive
+    received = 0
+
+    async def receive_within_limit() -> Message:
+        nonlocal received
+        message = await receive()
+        received += len(message.get("body", b""))
+        if received > limit:
+            raise BodyTooLarge
+        return message
+
+    return receive_within_limit
 
 
 async def read_requests(
