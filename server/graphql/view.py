@@ -362,6 +362,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         (being priced, a batch's operation is run every time: only priced)."""
         meter, exchange, request = asked.meter, asked.exchange, asked.request
         pricing, priced = meter.mode is MeterMode.PRICE, len(meter.costs)
+        changed = asked.context.changes.newest if asked.context is not None else None
         served: Served | Response | None = None
         try:
             operation = await self.gate.operation(
@@ -386,7 +387,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         if isinstance(served, Served):
             asked.answered, asked.budget_headers = served.answered, served.budget_headers
             return served.result
-        return await self.settled(asked, data, result, priced)
+        return await self.settled(asked, data, result, priced, changed)
 
     async def computed(
         self, asked: Asked, data: GraphQLRequestData, operation: Operation
@@ -431,14 +432,19 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         return failed(ApiError(message, code=ErrorCode.TIMEOUT))
 
     async def settled(
-        self, asked: Asked, data: GraphQLRequestData, result: ExecutionResult, priced: int
+        self,
+        asked: Asked,
+        data: GraphQLRequestData,
+        result: ExecutionResult,
+        priced: int,
+        changed: int | None,
     ) -> ExecutionResult:
         """An operation's result that was not a kept answer (run, or refused), charged (the
-        minimum if it was refused before it was priced) and reported."""
+        minimum if it was refused before it was priced) and reported; `changed`: the request's
+        newest change before it ran."""
         meter, context, exchange = asked.meter, asked.context, asked.exchange
         if exchange.operation is None:
             exchange.operation = data.operation_name
-        changed = context.changes.newest if context is not None else None
         settled = await self.charges.settle(meter, priced, result, data.variables)
         asked.budget_headers = self.charges.headers(meter.allowance)
         # The request's operations run one after another, so a newer change is this one's.
