@@ -12,15 +12,18 @@ RequestBodyLimitMiddleware answers a body declared too long with its own plain-t
 whatever the app answers: this API's refusals are GraphQL-shaped.)
 """
 
+import sys
 from typing import Any, TypeVar
 
 import orjson
 from cross_web import AsyncHTTPRequestAdapter
+from starlette.datastructures import QueryParams
 from starlette.requests import Request
 from starlette.types import Message, Receive, Scope
 from strawberry.http import GraphQLRequestData
 
 from api_errors import ApiError
+from request_limits import BoundedCache
 from server.graphql.multipart import MULTIPART, multipart_fields
 from server.graphql.persisted import DOCUMENT_ID, requested_hash
 
@@ -93,12 +96,35 @@ def limited(receive: Receive, limit: int, scope: Scope | None = None) -> Receive
     return receive_within_limit
 
 
+DECODED_QUERY_STRINGS_BYTES = 1 << 20
+"""The most the GET requests' decoded query strings kept hold (each at most an eighth)."""
+
+
+def _params_size(params: QueryParams) -> int:
+    return sum(sys.getsizeof(name) + sys.getsizeof(value) for name, value in params.multi_items())
+
+
+_decoded: BoundedCache[bytes, QueryParams] = BoundedCache(DECODED_QUERY_STRINGS_BYTES, _params_size)
+
+
+def query_params(query_string: bytes) -> QueryParams:
+    """A GET request's parameters, decoded once for each query string: a repeated GET (a
+    page's, as a cache in front or a client sends it again) is not percent-decoded again,
+    which costs more than the rest of its warm path."""
+    params = _decoded.get(query_string)
+    if params is None:
+        params = QueryParams(query_string)
+        _decoded.put(query_string, params)
+    return params
+
+
 async def read_requests(
-    request: AsyncHTTPRequestAdapter,
+    request: AsyncHTTPRequestAdapter, query_string: bytes | None = None
 ) -> GraphQLRequestData | list[GraphQLRequestData]:
-    """The request the HTTP request carries, or the batch of them."""
+    """The request the HTTP request carries, or the batch of them; a GET's parameters from
+    its `query_string` if given (decoded once for each: `query_params`)."""
     if request.method == "GET":
-        params = request.query_params
+        params = request.query_params if query_string is None else query_params(query_string)
         fields: dict[str, Any] = {
             name: params[name]
             for name in ("query", "operationName", "documentId")

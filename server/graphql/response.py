@@ -11,22 +11,38 @@ from functools import lru_cache
 from typing import Any
 
 import orjson
+from graphql import GraphQLError
 from starlette.responses import Response
 from strawberry.types import ExecutionResult
 
-from api_errors import ApiError
+from api_errors import ApiError, ErrorCode
 from request_limits import Allowance
 from schema import Answered, digest, encode_change_cursor, encode_json
 from server.exchange import Exchange
 from server.graphql.request import GRAPHQL_RESPONSE
 from server.http_caching import age, cache_control, cache_tags, entity_tag
-from server.min_change import CHANGE_CURSOR_HEADER
+from server.min_change import CHANGE_CURSOR_HEADER, ChangeNotReached
 
 VARY = "Accept, Accept-Encoding, Authorization"
 
 
 def failed(error: ApiError) -> ExecutionResult:
     return ExecutionResult(data=None, errors=[error.as_graphql_error()])
+
+
+def refused(
+    exchange: Exchange, refusal: ApiError | GraphQLError | TimeoutError, timeout_seconds: float
+) -> ExecutionResult:
+    """An operation refused (or stopped at the request's deadline), as its result; a refusal
+    for the minimum change not reached, or the deadline, ends the request as timed out."""
+    if isinstance(refusal, GraphQLError):  # the parser's refusal
+        return ExecutionResult(data=None, errors=[refusal])
+    if isinstance(refusal, ApiError):
+        exchange.timed_out = exchange.timed_out or isinstance(refusal, ChangeNotReached)
+        return failed(refusal)
+    exchange.timed_out = True
+    message = f"The request ran longer than {timeout_seconds:g} seconds and was stopped."
+    return failed(ApiError(message, code=ErrorCode.TIMEOUT))
 
 
 def is_request_error(result: ExecutionResult) -> bool:

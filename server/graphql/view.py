@@ -1,15 +1,17 @@
 """`/graphql`: Strawberry's ASGI view, with what GraphQL over HTTP needs beyond it.
 
-A GraphQL request over HTTP takes one path (`respond`), each step once: the body within its size
-limit (`__call__`) → the request's record (server.exchange), the API key and the context →
-the GraphQL request(s), read → each operation (`answer`): its text admitted by the gate
-(server.graphql.admission: sent or persisted, and trusted) → the answer kept for it on this
-data, looked up once (the one place a kept answer is served) → else its document parsed and
-its operation selected by the gate, once (`Context.admitted`, where the pipeline's hooks find
-them), and Strawberry's pipeline (`schema.execute`) with the schema's extensions, which price
-and charge it (server.charges, where every charge is made) → one response, with each
-operation's cost, and for a GET query an ETag. Strawberry's `run` serves what it adds to that:
-a subscription over SSE (its hooks `get_context`, `parse_http_body`, `execute_operation`),
+A GraphQL request over HTTP takes one path (`respond`), each collaborator asked once: the
+request read within its size limit (server.graphql.request) → its record (server.exchange),
+the caller and its meter (server.charges) → each operation (`answer`): admitted by the gate
+(server.graphql.admission: its text, sent or persisted, and trusted; its key; its minimum
+change) → the answer kept for it on this data, found, held (a GET's 304) or served and paid
+for in one call (server.graphql.operations: the one path of a kept answer, which needs no
+context) → else a context made, its document parsed and its operation selected by the gate,
+once (`Context.admitted`, where the pipeline's hooks find them), and Strawberry's pipeline
+(`schema.execute`) with the schema's extensions, which price and charge it (server.charges,
+where every charge is made) → one response (server.graphql.response), with each operation's
+cost, and for a GET query an ETag. Strawberry's `run` serves what it adds to that: a
+subscription over SSE (its hooks `get_context`, `parse_http_body`, `execute_operation`),
 admitted by the same gate, then streamed; GraphiQL; WebSockets (see
 server.graphql.subscriptions.protocols).
 """
@@ -68,7 +70,13 @@ from server.graphql.request import (
     response_media_type,
     too_large,
 )
-from server.graphql.response import Outcome, failed, http_response, result_document, with_freshness
+from server.graphql.response import (
+    Outcome,
+    http_response,
+    refused,
+    result_document,
+    with_freshness,
+)
 from server.graphql.services import SharedServices
 from server.graphql.subscriptions.protocols import (
     Subscriptions,
@@ -78,7 +86,7 @@ from server.graphql.subscriptions.protocols import (
 )
 from server.graphql.subscriptions.slow_subscribers import report_too_slow, stream_within
 from server.http_caching import conditional
-from server.min_change import CHANGE_CURSOR_EXTENSION, ChangeNotReached, header_minimum
+from server.min_change import CHANGE_CURSOR_EXTENSION, header_minimum
 from server.min_change import HEADER as MIN_CHANGE_HEADER
 from server.settings import Settings
 from store import encode_change_cursor
@@ -328,7 +336,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         exchange.identity = identity
         headers = request.headers  # a malformed Almanac-Min-Change refuses the request (400)
         minimum = header_minimum(headers) if MIN_CHANGE_HEADER in headers else None
-        data = await read_requests(StarletteRequestAdapter(request))
+        data = await read_requests(StarletteRequestAdapter(request), scope["query_string"])
         asked = Asked(request, exchange, identity, meter, minimum)
         try:
             if batched := isinstance(data, list):
@@ -383,8 +391,10 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         except NotCarried:
             raise  # the request is refused whole (a GET's mutation: 405)
         except (ApiError, GraphQLError, TimeoutError) as refusal:
-            result = self.refusal(exchange, refusal)
+            result = refused(exchange, refusal, self.settings.request_timeout_seconds)
         if isinstance(served, Served):
+            if exchange.operation is None:  # named as it was sent (a throttled one, say)
+                exchange.operation = data.operation_name
             asked.answered, asked.budget_headers = served.answered, served.budget_headers
             return served.result
         return await self.settled(asked, data, result, priced, changed)
@@ -416,20 +426,6 @@ class AlmanacGraphQL(GraphQL[Context, None]):
             return await run()
         deadline = exchange.deadline
         return await self.kept.or_run(operation.key, deadline, run, operation.min_change)
-
-    def refusal(
-        self, exchange: Exchange, refusal: ApiError | GraphQLError | TimeoutError
-    ) -> ExecutionResult:
-        """An operation refused (or stopped at the deadline), as its result."""
-        if isinstance(refusal, GraphQLError):  # the parser's refusal
-            return ExecutionResult(data=None, errors=[refusal])
-        if isinstance(refusal, ApiError):
-            exchange.timed_out = exchange.timed_out or isinstance(refusal, ChangeNotReached)
-            return failed(refusal)
-        exchange.timed_out = True
-        seconds = self.settings.request_timeout_seconds
-        message = f"The request ran longer than {seconds:g} seconds and was stopped."
-        return failed(ApiError(message, code=ErrorCode.TIMEOUT))
 
     async def settled(
         self,
@@ -480,11 +476,6 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         exchange = EXCHANGE.get()  # None: refused early
         identity = exchange.identity if exchange is not None else None
         return await self.charges.refused(request, identity, refusal)
-
-
-def _meter(context: Context) -> Meter:
-    assert context.meter is not None  # `get_context` gave it one.
-    return context.meter
 
 
 def _exchange() -> Exchange:
