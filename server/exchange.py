@@ -1,15 +1,20 @@
 """What the API learns of one HTTP request as it answers it, for whoever reports on it.
 
 The view and the downloads fill it in (`begin_exchange`); the request log and the metrics read
-it as the request ends (`EXCHANGE`). The layer that reports on each request (the request ids':
-server.observability.logs) opens a slot for it as the request begins and closes it as it
-ends; the record in it is the request task's own, so reading or writing it calls nothing.
+it as the request ends (`exchange_of`). It is kept in the ASGI scope's state, which Starlette's
+`request.state` reads and writes too. (Not in a context variable: every timer and task made
+while a request runs copies its context, and would hold the record until it fires.)
 """
 
-from contextvars import ContextVar
 from dataclasses import dataclass
 
+from starlette.types import Scope
+
 from schema import Identity
+
+KEY = "exchange"
+"""Where the record is kept in the scope's state: the warm path reads and writes it there
+itself (a call into this module is a step of its own on every request)."""
 
 
 @dataclass
@@ -30,13 +35,14 @@ class Exchange:
     """What the kept answer it got was computed from (store.subjects)."""
 
 
-EXCHANGE: ContextVar[Exchange | None] = ContextVar("exchange", default=None)
-"""The record of the request being answered (None: not one the API answered as GraphQL or a
-download)."""
-
-
-def begin_exchange(media_type: str) -> Exchange:
+def begin_exchange(scope: Scope, media_type: str) -> Exchange:
     """A new record for the request (replacing any earlier one)."""
     exchange = Exchange(media_type)
-    EXCHANGE.set(exchange)
+    scope.setdefault("state", {})[KEY] = exchange
     return exchange
+
+
+def exchange_of(scope: Scope) -> Exchange | None:
+    """The request's record, if it is one the API answered as GraphQL or a download."""
+    exchange = scope.get("state", {}).get(KEY)
+    return exchange if isinstance(exchange, Exchange) else None

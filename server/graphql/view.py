@@ -51,7 +51,8 @@ from schema import (
     schema,
 )
 from server.charges import Charges, client_of
-from server.exchange import EXCHANGE, Exchange, begin_exchange
+from server.exchange import KEY as EXCHANGE_KEY
+from server.exchange import Exchange, begin_exchange, exchange_of
 from server.graphql.admission import (
     QUERIES,
     QUERIES_AND_MUTATIONS,
@@ -185,7 +186,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
             seconds = self.subscriptions.send_timeout
 
             def too_slow() -> None:
-                identity = exchange.identity if (exchange := EXCHANGE.get()) else None
+                identity = exchange.identity if (exchange := exchange_of(scope)) else None
                 report_too_slow("sse", client_of(request, identity), seconds)
 
             await stream_within(response, scope, receive, send, seconds, too_slow)
@@ -214,7 +215,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
             return self.connection_context(request, None)
         if self.should_render_graphql_ide(request):
             return new_context(self.store, request)
-        exchange = begin_exchange("text/event-stream")  # a subscription (SSE)
+        exchange = begin_exchange(request.scope, "text/event-stream")  # a subscription (SSE)
         exchange.identity = await self.charges.identify(request)
         return self.connection_context(request, exchange.identity)
 
@@ -281,7 +282,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         """A subscription over SSE (`respond` answers the rest): Strawberry's stream, admitted
         by the gate first, each event paid as it comes (schema.subscription)."""
         assert isinstance(request_data, GraphQLRequestData)  # `parse_http_body` refuses a batch
-        _exchange().operation = request_data.operation_name or "subscription"
+        _exchange(request).operation = request_data.operation_name or "subscription"
         sub_response.raw_headers = []  # the stream's own (no length: it has none)
         try:
             text = await self.gate.admit(context, request_data, SUBSCRIPTIONS)
@@ -331,7 +332,8 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         module's docstring). Strawberry's `run` would call back into the view for each hook,
         and after a kept answer missed would read the request and find its text again."""
         request = body_limited(scope, receive, self.settings.max_body_bytes)
-        EXCHANGE.set(exchange := Exchange(response_media_type(accept)))
+        exchange = Exchange(response_media_type(accept))
+        scope.setdefault("state", {})[EXCHANGE_KEY] = exchange  # begun (server.exchange), here
         identity, meter = await self.charges.caller(request)
         exchange.identity = identity
         headers = request.headers  # a malformed Almanac-Min-Change refuses the request (400)
@@ -473,13 +475,13 @@ class AlmanacGraphQL(GraphQL[Context, None]):
             )
 
     async def refused(self, request: Request, refusal: ApiError) -> Response:
-        exchange = EXCHANGE.get()  # None: refused early
+        exchange = exchange_of(request.scope)  # None: refused early
         identity = exchange.identity if exchange is not None else None
         return await self.charges.refused(request, identity, refusal)
 
 
-def _exchange() -> Exchange:
-    exchange = EXCHANGE.get()
+def _exchange(request: Request) -> Exchange:
+    exchange = exchange_of(request.scope)
     assert exchange is not None  # `get_context` began it.
     return exchange
 

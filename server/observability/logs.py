@@ -19,7 +19,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from server.exchange import EXCHANGE, Exchange
+from server.exchange import KEY, Exchange
 from server.observability.tracing import WithTraceId
 from server.settings import Settings
 
@@ -120,7 +120,7 @@ class RequestIds:
             return
         given = _header(scope, HEADER)
         ident = given if given and CLIENT_REQUEST_ID.match(given) else next(self.made)
-        token, record = request_id.set(ident), EXCHANGE.set(None)  # this request's own
+        token = request_id.set(ident)
         began = time.perf_counter()
         status = 500
 
@@ -135,11 +135,13 @@ class RequestIds:
             await self.app(scope, receive, send_with_id)
         finally:
             if self.observers:
-                seconds, exchange = time.perf_counter() - began, EXCHANGE.get()
+                # The record, if the API answered it (server.exchange.exchange_of, read here).
+                record = scope.get("state", {}).get(KEY)
+                exchange = record if isinstance(record, Exchange) else None
+                seconds = time.perf_counter() - began
                 for observe in self.observers:
                     observe(scope, exchange, status, seconds)
             request_id.reset(token)
-            EXCHANGE.reset(record)
 
 
 def _header(scope: Scope, name: bytes) -> str | None:

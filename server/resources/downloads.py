@@ -350,7 +350,7 @@ def note_download(
 ) -> None:
     """What the request log and the metrics say of a download (or a release's file): its key,
     its cost, a throttle."""
-    exchange = begin_exchange(media_type)
+    exchange = begin_exchange(request.scope, media_type)
     exchange.identity, exchange.cost = identity, cost
     if allowance is not None and not allowance.allowed:
         exchange.code = ErrorCode.THROTTLED.value
