@@ -168,17 +168,13 @@ class Charges:
         with its batch); the throttle's refusal if even that does not fit."""
         return await self._add(meter, MINIMUM)
 
-    async def charge_kept(self, meter: Meter, cost: int) -> ApiError | None:
-        """A kept answer costs its operation's cost, as if it ran (paid now, or with its
-        batch); the throttle's refusal if that does not fit."""
-        return await self._add(meter, cost)
-
     async def settle_kept(
         self, meter: Meter, cost: int
     ) -> tuple[ApiError | None, dict[str, Any], dict[str, str]]:
-        """A kept answer's settlement: paid for as if it ran (`charge_kept`), with the throttle's
-        refusal if that did not fit, its cost report (`extensions.cost`) and the budget's
-        headers, together (the bucket's report is the allowance's own: request_limits)."""
+        """A kept answer's settlement: it costs its operation's cost, as if it ran (paid now,
+        or with its batch); the throttle's refusal if that did not fit, its cost report
+        (`extensions.cost`) and the budget's headers, together (the bucket's report is the
+        allowance's own: request_limits)."""
         throttled = await self._add(meter, cost)
         allowance = meter.allowance
         report = cost_report(cost, self.settings.max_query_cost, allowance)
