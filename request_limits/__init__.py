@@ -10,6 +10,8 @@ from request_limits.budgets import (
     Budgets,
     LocalBudgets,
     RedisBudgets,
+    charged,
+    cost_report,
     throttled_error,
 )
 from request_limits.cost import REFUSED_COST, ListSizes, query_cost
@@ -46,6 +48,8 @@ __all__ = [
     "Shared",
     "Slots",
     "Step",
+    "charged",
+    "cost_report",
     "held_bytes",
     "limit_rules",
     "nests_past",

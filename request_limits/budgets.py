@@ -77,6 +77,36 @@ class Allowance:
         overflow = self.level + self.cost - self.policy.capacity
         return max(1, math.ceil(self.policy.seconds_to_drain(overflow)))
 
+    def headers(self) -> dict[str, str]:
+        """The `RateLimit-*` headers: the bucket as this allowance left it."""
+        return {
+            "ratelimit-limit": str(self.policy.capacity),
+            "ratelimit-remaining": str(self.remaining),
+            "ratelimit-reset": str(self.reset_after),
+        }
+
+
+def charged(cost: int, allowance: Allowance | None) -> int:
+    """What a request priced at `cost` was charged: nothing if the budget could not take it
+    (its refusal, THROTTLED, states the cost)."""
+    return cost if allowance is None or allowance.allowed else 0
+
+
+def cost_report(cost: int, maximum: int, allowance: Allowance | None) -> dict[str, Any]:
+    """What `extensions.cost` says of a request priced at `cost` (what it was charged), beside
+    the most one request may cost, and the bucket as its allowance left it."""
+    report: dict[str, Any] = {
+        "requestedQueryCost": charged(cost, allowance),
+        "maximumQueryCost": maximum,
+    }
+    if allowance is not None:
+        report["throttleStatus"] = {
+            "maximumAvailable": allowance.policy.capacity,
+            "currentlyAvailable": allowance.remaining,
+            "restoreRate": allowance.policy.restore_rate,
+        }
+    return report
+
 
 def throttled_error(cost: int, allowance: Allowance) -> ApiError:
     return ApiError(

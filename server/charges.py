@@ -30,6 +30,8 @@ from request_limits import (
     Allowance,
     BucketPolicy,
     Budgets,
+    charged,
+    cost_report,
     query_cost,
     throttled_error,
 )
@@ -63,6 +65,12 @@ class Charges:
     settings: Settings
     budgets: Budgets
     store: Store  # where API keys are looked up
+
+    async def caller(self, request: Request) -> tuple[Identity | None, Meter]:
+        """Who sent a GraphQL request (`identify`) and the meter its operations are charged
+        through (`meter`): asked once, as the request begins."""
+        identity = await self.identify_connection(request, request.headers.get("authorization"))
+        return identity, self.meter(request, identity)
 
     async def identify(self, request: Request) -> Identity | None:
         """The request's API key, if it has one (refused if bad, or if one is needed)."""
@@ -160,10 +168,17 @@ class Charges:
         with its batch); the throttle's refusal if even that does not fit."""
         return await self._add(meter, MINIMUM)
 
-    async def charge_kept(self, meter: Meter, cost: int) -> ApiError | None:
-        """A kept answer costs its operation's cost, as if it ran (paid now, or with its
-        batch); the throttle's refusal if that does not fit."""
-        return await self._add(meter, cost)
+    async def settle_kept(
+        self, meter: Meter, cost: int
+    ) -> tuple[ApiError | None, dict[str, Any], dict[str, str]]:
+        """A kept answer's settlement: it costs its operation's cost, as if it ran (paid now,
+        or with its batch); the throttle's refusal if that did not fit, its cost report
+        (`extensions.cost`) and the budget's headers, together (the bucket's report is the
+        allowance's own: request_limits)."""
+        throttled = await self._add(meter, cost)
+        allowance = meter.allowance
+        report = cost_report(cost, self.settings.max_query_cost, allowance)
+        return throttled, report, {} if allowance is None else allowance.headers()
 
     async def _add(self, meter: Meter, cost: int) -> ApiError | None:
         meter.costs.append(cost)
@@ -241,17 +256,7 @@ class Charges:
 
     def cost_report(self, cost: int, allowance: Allowance | None) -> dict[str, Any]:
         """What `extensions.cost` says of a request: what it was charged (`charged`)."""
-        report: dict[str, Any] = {
-            "requestedQueryCost": charged(cost, allowance),
-            "maximumQueryCost": self.settings.max_query_cost,
-        }
-        if allowance is not None:
-            report["throttleStatus"] = {
-                "maximumAvailable": allowance.policy.capacity,
-                "currentlyAvailable": allowance.remaining,
-                "restoreRate": allowance.policy.restore_rate,
-            }
-        return report
+        return cost_report(cost, self.settings.max_query_cost, allowance)
 
     def headers(self, allowance: Allowance | None, cost: int | None = None) -> dict[str, str]:
         """The budget's headers (`RateLimit-*`); `cost`, if given, as `Almanac-Cost` (what a
@@ -259,17 +264,7 @@ class Charges:
         refusal (request_limits.throttled_error)."""
         if allowance is None:
             return {}
-        headers = {
-            "ratelimit-limit": str(allowance.policy.capacity),
-            "ratelimit-remaining": str(allowance.remaining),
-            "ratelimit-reset": str(allowance.reset_after),
-        }
+        headers = allowance.headers()
         if cost is not None:
             headers["almanac-cost"] = str(charged(cost, allowance))
         return headers
-
-
-def charged(cost: int, allowance: Allowance | None) -> int:
-    """What a request priced at `cost` was charged: nothing if the budget could not take it
-    (its refusal, THROTTLED, states the cost)."""
-    return cost if allowance is None or allowance.allowed else 0

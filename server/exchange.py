@@ -2,7 +2,8 @@
 
 The view and the downloads fill it in (`begin_exchange`); the request log and the metrics read
 it as the request ends (`exchange_of`). It is kept in the ASGI scope's state, which Starlette's
-`request.state` reads and writes too.
+`request.state` reads and writes too. (Not in a context variable: every timer and task made
+while a request runs copies its context, and would hold the record until it fires.)
 """
 
 from dataclasses import dataclass
@@ -12,6 +13,8 @@ from starlette.types import Scope
 from schema import Identity
 
 KEY = "exchange"
+"""Where the record is kept in the scope's state: the warm path reads and writes it there
+itself (a call into this module is a step of its own on every request)."""
 
 
 @dataclass

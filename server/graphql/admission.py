@@ -5,8 +5,9 @@ in this order, before the store is read for it or anything of it runs:
 1. size: its text within the body limit (a WebSocket message is held to it as it arrives, by
    Uvicorn's `ws_max_size` and by server.graphql.subscriptions.protocols.TextWebSocketAdapter);
 2. its text: the one sent, or the persisted one its id names; with trusted documents only
-   theirs, admin keys excepted (server.graphql.operations.OperationText). A text is found before it
-   is parsed: an id names a text, and a text not trusted is refused unparsed;
+   theirs, admin keys excepted (`OperationText`; server.graphql.persisted is asked only when
+   the request names a document or trusted documents are on). A text is found before it is
+   parsed: an id names a text, and a text not trusted is refused unparsed;
 3. parsed within the token limit, once per text (schema.known_document: the pipeline's
    DocumentChecks then finds it parsed);
 4. the operation the spec's GetOperation selects, of a kind its transport carries;
@@ -28,6 +29,7 @@ only adapt their input and output to it.
 
 import contextlib
 from collections.abc import AsyncGenerator
+from dataclasses import dataclass
 from typing import Any
 
 from graphql import OperationType
@@ -36,12 +38,20 @@ from strawberry.types.execution import PreExecutionError
 
 from api_errors import ApiError, ErrorCode
 from request_limits import selected_operation
-from schema import Admitted, Context, known_document, parsed_or_refused
-from server.body_limit import text_over
+from schema import (
+    Admitted,
+    Context,
+    Identity,
+    OperationKey,
+    known_document,
+    operation_key,
+    parsed_or_refused,
+)
 from server.charges import Charges
-from server.graphql.operations import OperationText
+from server.graphql.persisted import DOCUMENT_ID, PersistedQueries
 from server.graphql.services import SharedServices
-from server.min_change import OwnChanges, operation_minimum, reached
+from server.min_change import EXTENSION, OwnChanges, operation_minimum, reached
+from server.observability import PERSISTED_QUERIES
 from server.settings import Settings
 
 Carried = frozenset[OperationType]
@@ -51,6 +61,54 @@ QUERIES_AND_MUTATIONS: Carried = frozenset({OperationType.QUERY, OperationType.M
 """What a POST answered with one response carries."""
 SUBSCRIPTIONS: Carried = frozenset({OperationType.SUBSCRIPTION})
 """What a stream carries: a WebSocket's operations, an SSE request."""
+
+
+def text_over(limit: int, text: str) -> bool:
+    """Whether `text` is over `limit` bytes in UTF-8: counted in characters first (a character
+    is one to four bytes), so a text that surely fits is not encoded to be measured."""
+    if len(text) > limit:
+        return True
+    return len(text) * 4 > limit and len(text.encode()) > limit
+
+
+@dataclass(frozen=True)
+class Operation:
+    """An operation admitted so far (steps 1, 2 and 6): its text, its key (the text, name and
+    variables: what its answer is kept under) and the change its answer must reflect."""
+
+    text: str
+    key: OperationKey
+    min_change: int | None = None
+
+
+@dataclass(frozen=True)
+class OperationText:
+    persisted: PersistedQueries
+
+    async def find(self, identity: Identity | None, data: GraphQLRequestData) -> str:
+        """The operation's text: sent, or persisted (or refused). A text sent alone, with no
+        trusted documents to hold it to, is the text: nothing to look up."""
+        extensions = data.extensions
+        if (
+            data.query is not None
+            and self.persisted.trusted is None
+            and (
+                extensions is None
+                or not ("persistedQuery" in extensions or DOCUMENT_ID in extensions)
+            )
+        ):
+            return data.query
+        try:
+            text, found = await self.persisted.document_text(
+                data.query, extensions, may_run_any=identity is not None and identity.is_admin
+            )
+        except ApiError as refusal:
+            if refusal.code == ErrorCode.PERSISTED_QUERY_NOT_FOUND:
+                PERSISTED_QUERIES.labels("miss").inc()
+            raise
+        if found in ("hit", "registered"):
+            PERSISTED_QUERIES.labels(found).inc()
+        return text
 
 
 class NotCarried(ApiError):
@@ -82,10 +140,10 @@ class Gate:
         self.own = OwnChanges()
         """The last change each key made through this process: its own writes, read back."""
 
-    async def text(self, context: Context, data: GraphQLRequestData) -> str:
+    async def text(self, identity: Identity | None, data: GraphQLRequestData) -> Operation:
         """Steps 1 and 2: the operation's text, within the size limit, sent or persisted (and
-        trusted), and its key in the context. All the warm path (a kept answer) needs: its
-        text was admitted whole before."""
+        trusted), and its key. All the warm path (a kept answer) needs of it: its text was
+        admitted whole before."""
         if data.query is not None and text_over(self.settings.max_body_bytes, data.query):
             raise ApiError(
                 f"The document is longer than {self.settings.max_body_bytes} bytes, the most "
@@ -93,27 +151,32 @@ class Gate:
                 code=ErrorCode.PAYLOAD_TOO_LARGE,
                 status=413,
             )
-        return await self.texts.resolve(context, data)
+        text = await self.texts.find(identity, data)
+        return Operation(text, operation_key(text, data.operation_name, data.variables))
 
-    async def fresh_enough(
+    async def operation(
         self,
-        context: Context,
+        identity: Identity | None,
         data: GraphQLRequestData,
         asked: int | None,
         deadline: float | None,
         *,
         wait: bool = True,
-    ) -> None:
-        """Step 6: the operation's minimum change (`Context.min_change`), the latest of what
-        the request asks (`asked`: its `Almanac-Min-Change`), what the operation asks (its
-        `extensions.minChange`) and the caller's own last change here, applied in this process
-        by `deadline`; without `wait` (a batch being priced), only checked."""
-        sequences = [asked, operation_minimum(data.extensions)]
-        if context.identity is not None:
-            sequences.append(self.own.of(context.identity.name))
-        context.min_change = max((each for each in sequences if each), default=None)
-        if context.min_change is not None and wait:
-            await reached(self.services.store, context.min_change, deadline)
+    ) -> Operation:
+        """Steps 1, 2 and 6: the operation's text and key (`text`), and its minimum change, the
+        latest of what the request asks (`asked`: its `Almanac-Min-Change`), what the
+        operation asks (its `extensions.minChange`) and the caller's own last change here,
+        applied in this process by `deadline`; without `wait` (a batch being priced), only
+        checked. Nothing is decoded or waited for unless one of them is asked."""
+        found = await self.text(identity, data)
+        minimum = asked or None
+        if data.extensions is not None and data.extensions.get(EXTENSION) is not None:
+            minimum = max(minimum or 0, operation_minimum(data.extensions) or 0) or None
+        if identity is not None and (own := self.own.of(identity.name)):
+            minimum = max(minimum or 0, own)
+        if minimum is not None and wait:
+            await reached(self.services.store, minimum, deadline)
+        return Operation(found.text, found.key, minimum)
 
     def made(self, context: Context, sequence: int) -> None:
         """Note the change the caller's operation made: what it reads next reflects it."""
@@ -143,7 +206,9 @@ class Gate:
         """Steps 1 to 5: the text to run, admitted (or `ApiError`, or the parser's
         `GraphQLError`). `authorization` is a connection's key, checked again here; a
         request's was checked as it began."""
-        text = await self.text(context, data)
+        admitted = await self.text(context.identity, data)
+        text, context.operation = admitted.text, admitted.key
+        context.admitted, context.answered = None, None  # not yet: parsed below
         self.parsed(context, data, text, carried)
         if authorization is not None and (
             revoked := await self.caller_refused(context, authorization)

@@ -5,15 +5,25 @@ GET carries one request in the query string (`query`, `variables`, `operationNam
 a JSON array of them (a batch). Anything else is refused with a status and a clear message.
 A `documentId: "sha256:<hash>"` is read as the persisted query of that hash; any other
 `documentId` names a trusted document by its id in the manifest (Relay's, say).
+
+A body is held to the size limit as it is read (`limited`), and one that declares itself too
+long is refused before any of it is read (`declared_too_large`). (Starlette's
+RequestBodyLimitMiddleware answers a body declared too long with its own plain-text 413,
+whatever the app answers: this API's refusals are GraphQL-shaped.)
 """
 
+import sys
 from typing import Any, TypeVar
 
 import orjson
 from cross_web import AsyncHTTPRequestAdapter
+from starlette.datastructures import QueryParams
+from starlette.requests import Request
+from starlette.types import Message, Receive, Scope
 from strawberry.http import GraphQLRequestData
 
 from api_errors import ApiError
+from request_limits import BoundedCache
 from server.graphql.multipart import MULTIPART, multipart_fields
 from server.graphql.persisted import DOCUMENT_ID, requested_hash
 
@@ -32,12 +42,89 @@ COMMON_JSON = frozenset({"application/json", "*/*"})
 T = TypeVar("T")
 
 
+class BodyTooLarge(Exception):
+    pass
+
+
+def too_large(limit: int) -> ApiError:
+    """The refusal of a body over `limit` bytes."""
+    message = (
+        f"The request body is larger than this server accepts ({limit} bytes). "
+        "Send a smaller request."
+    )
+    return ApiError(message, status=413)
+
+
+def declared_too_large(scope: Scope, limit: int) -> bool:
+    """Whether the request says (`Content-Length`) that its body is over `limit` bytes."""
+    declared = declared_length(scope)
+    return declared is not None and declared > limit
+
+
+def declared_length(scope: Scope) -> int | None:
+    """The body's length as the request declares it (`Content-Length`), if it does."""
+    for name, value in scope["headers"]:
+        if name == b"content-length":
+            return int(value) if value.isdigit() else None
+    return None
+
+
+def body_limited(scope: Scope, receive: Receive, limit: int) -> Request:
+    """The request, its body held to `limit` bytes (`limited`); one that declares a longer
+    body is refused at once (`BodyTooLarge`)."""
+    if declared_too_large(scope, limit):
+        raise BodyTooLarge
+    return Request(scope, limited(receive, limit, scope))
+
+
+def limited(receive: Receive, limit: int, scope: Scope | None = None) -> Receive:
+    """`receive`, refusing a body (even one sent without a length) beyond `limit` bytes. A body
+    whose length `scope` declares within the limit is read through `receive` itself: the
+    server's parser delivers no more of a request's body than its `Content-Length`."""
+    if scope is not None and (declared := declared_length(scope)) is not None and declared <= limit:
+        return receive
+    received = 0
+
+    async def receive_within_limit() -> Message:
+        nonlocal received
+        message = await receive()
+        received += len(message.get("body", b""))
+        if received > limit:
+            raise BodyTooLarge
+        return message
+
+    return receive_within_limit
+
+
+DECODED_QUERY_STRINGS_BYTES = 1 << 20
+"""The most the GET requests' decoded query strings kept hold (each at most an eighth)."""
+
+
+def _params_size(params: QueryParams) -> int:
+    return sum(sys.getsizeof(name) + sys.getsizeof(value) for name, value in params.multi_items())
+
+
+_decoded: BoundedCache[bytes, QueryParams] = BoundedCache(DECODED_QUERY_STRINGS_BYTES, _params_size)
+
+
+def query_params(query_string: bytes) -> QueryParams:
+    """A GET request's parameters, decoded once for each query string: a repeated GET (a
+    page's, as a cache in front or a client sends it again) is not percent-decoded again,
+    which costs more than the rest of its warm path."""
+    params = _decoded.get(query_string)
+    if params is None:
+        params = QueryParams(query_string)
+        _decoded.put(query_string, params)
+    return params
+
+
 async def read_requests(
-    request: AsyncHTTPRequestAdapter,
+    request: AsyncHTTPRequestAdapter, query_string: bytes | None = None
 ) -> GraphQLRequestData | list[GraphQLRequestData]:
-    """The request the HTTP request carries, or the batch of them."""
+    """The request the HTTP request carries, or the batch of them; a GET's parameters from
+    its `query_string` if given (decoded once for each: `query_params`)."""
     if request.method == "GET":
-        params = request.query_params
+        params = request.query_params if query_string is None else query_params(query_string)
         fields: dict[str, Any] = {
             name: params[name]
             for name in ("query", "operationName", "documentId")

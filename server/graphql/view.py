@@ -1,27 +1,31 @@
 """`/graphql`: Strawberry's ASGI view, with what GraphQL over HTTP needs beyond it.
 
-A GraphQL request over HTTP takes one path (`respond`), each step once: the body within its size
-limit (`__call__`) → the request's record (server.exchange), the API key and the context →
-the GraphQL request(s), read → each operation (`answer`): its text admitted by the gate
-(server.graphql.admission: sent or persisted, and trusted) → the answer kept for it on this
-data, looked up once (the one place a kept answer is served) → else its document parsed and
-its operation selected by the gate, once (`Context.admitted`, where the pipeline's hooks find
-them), and Strawberry's pipeline (`schema.execute`) with the schema's extensions, which price
-and charge it (server.charges, where every charge is made) → one response, with each
-operation's cost, and for a GET query an ETag. Strawberry's `run` serves what it adds to that:
-a subscription over SSE (its hooks `get_context`, `parse_http_body`, `execute_operation`),
+A GraphQL request over HTTP takes one path (`respond`), each collaborator asked once: the
+request read within its size limit (server.graphql.request) → its record (server.exchange),
+the caller and its meter (server.charges) → each operation (`answer`): admitted by the gate
+(server.graphql.admission: its text, sent or persisted, and trusted; its key; its minimum
+change) → the answer kept for it on this data, found, held (a GET's 304) or served and paid
+for in one call (server.graphql.operations: the one path of a kept answer, which needs no
+context) → else a context made, its document parsed and its operation selected by the gate,
+once (`Context.admitted`, where the pipeline's hooks find them), and Strawberry's pipeline
+(`schema.execute`) with the schema's extensions, which price and charge it (server.charges,
+where every charge is made) → one response (server.graphql.response), with each operation's
+cost, and for a GET query an ETag. Strawberry's `run` serves what it adds to that: a
+subscription over SSE (its hooks `get_context`, `parse_http_body`, `execute_operation`),
 admitted by the same gate, then streamed; GraphiQL; WebSockets (see
 server.graphql.subscriptions.protocols).
 """
 
 import asyncio
 from collections.abc import AsyncGenerator, Awaitable
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, cast
 
 import orjson
 from cross_web import AsyncHTTPRequestAdapter, HTTPException, StarletteRequestAdapter
 from graphql import GraphQLError
+from starlette.datastructures import Headers
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
@@ -36,16 +40,44 @@ from strawberry.types.graphql import OperationType
 from strawberry.types.unset import UNSET, UnsetType
 
 from api_errors import ApiError, ErrorCode
-from schema import AlmanacSchema, Context, Identity, Meter, MeterMode, new_context, schema
-from server.body_limit import BodyTooLarge, declared_too_large, limited, too_large
+from schema import (
+    AlmanacSchema,
+    Answered,
+    Context,
+    Identity,
+    Meter,
+    MeterMode,
+    new_context,
+    schema,
+)
 from server.charges import Charges, client_of
+from server.exchange import KEY as EXCHANGE_KEY
 from server.exchange import Exchange, begin_exchange, exchange_of
-from server.graphql.admission import QUERIES, QUERIES_AND_MUTATIONS, SUBSCRIPTIONS, Gate, NotCarried
+from server.graphql.admission import (
+    QUERIES,
+    QUERIES_AND_MUTATIONS,
+    SUBSCRIPTIONS,
+    Gate,
+    NotCarried,
+    Operation,
+)
 from server.graphql.graphiql import graphiql_page
-from server.graphql.operations import KeptLookup
+from server.graphql.operations import Kept, KeptLookup, Served
 from server.graphql.refresh import Refresher
-from server.graphql.request import read_requests, response_media_type
-from server.graphql.response import failed, outcome, result_document, with_freshness
+from server.graphql.request import (
+    BodyTooLarge,
+    body_limited,
+    read_requests,
+    response_media_type,
+    too_large,
+)
+from server.graphql.response import (
+    Outcome,
+    http_response,
+    refused,
+    result_document,
+    with_freshness,
+)
 from server.graphql.services import SharedServices
 from server.graphql.subscriptions.protocols import (
     Subscriptions,
@@ -55,12 +87,8 @@ from server.graphql.subscriptions.protocols import (
 )
 from server.graphql.subscriptions.slow_subscribers import report_too_slow, stream_within
 from server.http_caching import conditional
-from server.min_change import (
-    CHANGE_CURSOR_EXTENSION,
-    CHANGE_CURSOR_HEADER,
-    ChangeNotReached,
-    header_minimum,
-)
+from server.min_change import CHANGE_CURSOR_EXTENSION, header_minimum
+from server.min_change import HEADER as MIN_CHANGE_HEADER
 from server.settings import Settings
 from store import encode_change_cursor
 
@@ -74,6 +102,24 @@ class Held(Exception):
     def __init__(self, response: Response) -> None:
         super().__init__("not modified")
         self.response = response
+
+
+@dataclass
+class Asked:
+    """A GraphQL request over HTTP as it is answered: who sent it, the meter its operations are
+    charged through, the change it asks to see, and (made only when an operation runs: a kept
+    answer needs none) the operations' context."""
+
+    request: Request
+    exchange: Exchange
+    identity: Identity | None
+    meter: Meter
+    minimum: int | None
+    context: Context | None = None
+    answered: Answered | None = None
+    """How fresh the last operation's answer is (a query's)."""
+    budget_headers: dict[str, str] = field(default_factory=dict)
+    """The budget's headers, as the last operation's settlement left it."""
 
 
 class AlmanacGraphQL(GraphQL[Context, None]):
@@ -100,7 +146,7 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         self.store = services.store
         self.charges = Charges(settings, services.budgets, services.store)
         self.gate = Gate(settings, services, self.charges)
-        self.kept = KeptLookup(services.graphql, self.charges)
+        self.kept = KeptLookup(services.graphql, self.charges, services.store.version)
         self.refresher = Refresher(self.kept, self.gate, schema, self.store)  # run by the lifespan
         self.subscriptions = Subscriptions(
             per_key=settings.max_subscriptions_per_key,
@@ -117,17 +163,17 @@ class AlmanacGraphQL(GraphQL[Context, None]):
             return
         if scope["method"] == "HEAD":  # A GET without its body (the server sends none).
             scope = {**scope, "method": "GET"}
-        request = Request(scope, limited(receive, self.settings.max_body_bytes, scope))
+        accept = Headers(scope=scope).get("accept")
+        # Asked first, so the view is not called back once the request is read: a stream
+        # (SSE), or GraphiQL (only a GET accepting HTML may be its page).
+        streamed = events_asked(accept)
+        page = scope["method"] == "GET" and accept is not None and "text/html" in accept
+        request = Request(scope)  # for a refusal; its body is read by `respond` or `run` only
         try:
-            if declared_too_large(scope, self.settings.max_body_bytes):
-                raise BodyTooLarge
-            accept = request.headers.get("accept")
-            if events_asked(accept) or self.should_render_graphql_ide(request):
-                response = await self.run(request)  # a stream (SSE), or GraphiQL: Strawberry's
+            if streamed or (page and self.should_render_graphql_ide(request)):
+                response = await self.by_strawberry(scope, receive)  # a stream (SSE), GraphiQL
             else:
-                response = await self.respond(request, accept)
-            if request.method == "GET":
-                response = conditional(request, response)
+                response = await self.respond(scope, receive, accept)
         except ApiError as refusal:
             response = await self.refused(request, refusal)
         except HTTPException as error:  # Strawberry's own refusals
@@ -146,6 +192,12 @@ class AlmanacGraphQL(GraphQL[Context, None]):
             await stream_within(response, scope, receive, send, seconds, too_slow)
             return
         await response(scope, receive, send)
+
+    async def by_strawberry(self, scope: Scope, receive: Receive) -> Response:
+        """A stream (SSE) or GraphiQL: Strawberry's `run`, its body held to the limit."""
+        request = body_limited(scope, receive, self.settings.max_body_bytes)
+        response = await self.run(request)
+        return conditional(request, response) if request.method == "GET" else response
 
     # What Strawberry's view asks of its users.
 
@@ -248,25 +300,19 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         stream = self.stream_of(context, cast(AsyncGenerator[Any, None], source), authorization)
         return cast(SubscriptionExecutionResult, stream)
 
-    async def batch(
-        self,
-        request: Request,
-        exchange: Exchange,
-        context: Context,
-        batch: list[GraphQLRequestData],
-    ) -> list[ExecutionResult]:
+    async def batch(self, asked: Asked, batch: list[GraphQLRequestData]) -> list[ExecutionResult]:
         """A batch's operations: priced whole, and paid once, before any of them runs."""
-        meter = _meter(context)
+        meter, exchange = asked.meter, asked.exchange
         exchange.operation = "batch"
         self.charges.check_batch_size(len(batch))
         meter.mode = MeterMode.PRICE
         for data in batch:
-            await self.answer(request, exchange, context, data)
+            await self.answer(asked, data)
         if (unpaid := await self.charges.pay_batch(meter)) is not None:
             return [self.charges.throttled(meter, cost) for cost in unpaid]
         timeout = self.settings.request_timeout_seconds
         exchange.deadline = asyncio.get_running_loop().time() + timeout
-        return [await self.answer(request, exchange, context, data) for data in batch]
+        return [await self.answer(asked, data) for data in batch]
 
     async def process_result(
         self, request: Request, result: ExecutionResult
@@ -281,98 +327,134 @@ class AlmanacGraphQL(GraphQL[Context, None]):
 
     # The almanac's own.
 
-    async def respond(self, request: Request, accept: str | None) -> Response:
+    async def respond(self, scope: Scope, receive: Receive, accept: str | None) -> Response:
         """A GraphQL request over HTTP (not a stream): its path, each step once (see the
         module's docstring). Strawberry's `run` would call back into the view for each hook,
         and after a kept answer missed would read the request and find its text again."""
-        media_type = response_media_type(accept)
-        exchange = begin_exchange(request.scope, media_type)
-        identity = exchange.identity = await self.charges.identify(request)
-        context = self.connection_context(request, identity)
-        header_minimum(request.headers)  # a malformed one refuses the whole request (400)
-        data = await read_requests(StarletteRequestAdapter(request))
+        request = body_limited(scope, receive, self.settings.max_body_bytes)
+        exchange = Exchange(response_media_type(accept))
+        scope.setdefault("state", {})[EXCHANGE_KEY] = exchange  # begun (server.exchange), here
+        identity, meter = await self.charges.caller(request)
+        exchange.identity = identity
+        headers = request.headers  # a malformed Almanac-Min-Change refuses the request (400)
+        minimum = header_minimum(headers) if MIN_CHANGE_HEADER in headers else None
+        data = await read_requests(StarletteRequestAdapter(request), scope["query_string"])
+        asked = Asked(request, exchange, identity, meter, minimum)
         try:
-            if isinstance(data, list):
-                results = await self.batch(request, exchange, context, data)
+            if batched := isinstance(data, list):
+                results = await self.batch(asked, data)
             else:
                 timeout = self.settings.request_timeout_seconds
                 exchange.deadline = asyncio.get_running_loop().time() + timeout
-                results = [await self.answer(request, exchange, context, data)]
+                results = [await self.answer(asked, data)]
         except Held as held:
-            return held.response
-        batched = isinstance(data, list)
-        status, headers = self.status(request, exchange, context, results, batched)
-        documents = [result_document(result) for result in results]
-        body = self.encode_json(documents if batched else documents[0])
-        response = Response(body, status, None, exchange.media_type)
-        response.raw_headers.extend(headers)
-        if (newest := context.changes.newest) is not None:  # the request changed something
-            response.headers[CHANGE_CURSOR_HEADER] = encode_change_cursor(newest)
-        return response
+            return conditional(request, held.response)
+        exchange.cost = sum(meter.costs)
+        context, settings = asked.context, self.settings
+        budget = asked.budget_headers if not batched else self.charges.headers(meter.allowance)
+        of = Outcome(
+            own=context is not None and context.own,
+            read=context.read if context is not None else (),
+            answered=asked.answered,
+            allowance=meter.allowance,
+            max_age=settings.cache_max_age_seconds,
+            stale_bound=settings.max_staleness_seconds,
+        )
+        changed = context.changes.newest if context is not None else None
+        response = http_response(request.method, exchange, results, batched, of, budget, changed)
+        return conditional(request, response) if request.method == "GET" else response
 
-    async def answer(
-        self,
-        request: Request,
-        exchange: Exchange,
-        context: Context,
-        request_data: GraphQLRequestData,
-    ) -> ExecutionResult:
-        """The operation's answer, charged and reported: its text admitted, then the answer
-        kept from an earlier run on the same data (it was computed by the pipeline from the
-        same text and variables, under the same rules), or its document admitted whole and
-        run now (being priced, a batch's operation is run every time: only priced)."""
-        meter, method = _meter(context), request.method
-        priced, changed = len(meter.costs), context.changes.newest
-        carried = QUERIES if method == "GET" else QUERIES_AND_MUTATIONS
+    async def answer(self, asked: Asked, data: GraphQLRequestData) -> ExecutionResult:
+        """The operation's answer, charged and reported: admitted (its text, key and minimum
+        change), then the answer kept from an earlier run on the same data (it was computed by
+        the pipeline from the same text and variables, under the same rules), served with no
+        context made (server.graphql.operations); or its document admitted whole and run now
+        (being priced, a batch's operation is run every time: only priced)."""
+        meter, exchange, request = asked.meter, asked.exchange, asked.request
+        pricing, priced = meter.mode is MeterMode.PRICE, len(meter.costs)
+        changed = asked.context.changes.newest if asked.context is not None else None
+        served: Served | Response | None = None
         try:
-            text = await self.gate.text(context, request_data)
-            pricing, minimum = meter.mode is MeterMode.PRICE, header_minimum(request.headers)
-            await self.gate.fresh_enough(
-                context, request_data, minimum, exchange.deadline, wait=not pricing
+            operation = await self.gate.operation(
+                asked.identity, data, asked.minimum, exchange.deadline, wait=not pricing
             )
-            kept = self.kept.find(context) if meter.mode is not MeterMode.PRICE else None
-            if kept is not None:
-                if method == "GET" and (
-                    held := await self.kept.held(request, context, exchange, kept)
-                ):
-                    raise Held(held)  # a GET is never batched
-                result = await self.kept.pay(context, exchange, kept)
-            else:
-                self.gate.parsed(context, request_data, text, carried)
-
-                def run() -> Awaitable[ExecutionResult]:
-                    return self.run_pipeline(exchange, method, context, request_data, text)
-
-                if meter.mode is MeterMode.PRICE:
-                    result = await run()
+            if not pricing:
+                served = await self.kept.answer(
+                    request, asked.identity, exchange, meter, operation, data.variables
+                )
+            if isinstance(served, Response):
+                raise Held(served)  # a GET is never batched
+            if served is None:
+                found = await self.computed(asked, data, operation)
+                if isinstance(found, Kept):  # another request's run kept it, while this waited
+                    served = await self.kept.served(found, meter, exchange, data.variables)
                 else:
-                    result = await self.kept.or_run(context, exchange, run)
+                    result = found
         except NotCarried:
             raise  # the request is refused whole (a GET's mutation: 405)
-        except ChangeNotReached as refusal:
-            exchange.timed_out = True
-            result = failed(refusal)
-        except ApiError as refusal:
-            result = failed(refusal)
-        except GraphQLError as error:  # the parser's refusal
-            result = ExecutionResult(data=None, errors=[error])
-        except TimeoutError:
-            exchange.timed_out = True
-            seconds = self.settings.request_timeout_seconds
-            message = f"The request ran longer than {seconds:g} seconds and was stopped."
-            result = failed(ApiError(message, code=ErrorCode.TIMEOUT))
+        except (ApiError, GraphQLError, TimeoutError) as refusal:
+            result = refused(exchange, refusal, self.settings.request_timeout_seconds)
+        if isinstance(served, Served):
+            if exchange.operation is None:  # named as it was sent (a throttled one, say)
+                exchange.operation = data.operation_name
+            asked.answered, asked.budget_headers = served.answered, served.budget_headers
+            return served.result
+        return await self.settled(asked, data, result, priced, changed)
+
+    async def computed(
+        self, asked: Asked, data: GraphQLRequestData, operation: Operation
+    ) -> ExecutionResult | Kept:
+        """The operation run now, in the request's context (made once, for its first operation
+        that runs), its document admitted whole first; or, if another request was running it,
+        the answer that run kept."""
+        context = asked.context
+        if context is None:
+            context = asked.context = new_context(self.store, asked.request, asked.identity)
+            context.services, context.meter = self.services.graphql, asked.meter
+        context.operation, context.min_change = operation.key, operation.min_change
+        context.admitted = context.answered = None
+        exchange, method = asked.exchange, asked.request.method
+        try:
+            carried = QUERIES if method == "GET" else QUERIES_AND_MUTATIONS
+            self.gate.parsed(context, data, operation.text, carried)
         finally:
             if exchange.operation is None:  # named as it was sent, or as the gate found it
-                exchange.operation = operation_name(context, request_data)
-        settled = await self.charges.settle(meter, priced, result, request_data.variables)
+                exchange.operation = operation_name(context, data)
+
+        def run() -> Awaitable[ExecutionResult]:
+            return self.run_pipeline(exchange, method, context, data, operation.text)
+
+        if asked.meter.mode is MeterMode.PRICE:
+            return await run()
+        deadline = exchange.deadline
+        return await self.kept.or_run(operation.key, deadline, run, operation.min_change)
+
+    async def settled(
+        self,
+        asked: Asked,
+        data: GraphQLRequestData,
+        result: ExecutionResult,
+        priced: int,
+        changed: int | None,
+    ) -> ExecutionResult:
+        """An operation's result that was not a kept answer (run, or refused), charged (the
+        minimum if it was refused before it was priced) and reported; `changed`: the request's
+        newest change before it ran."""
+        meter, context, exchange = asked.meter, asked.context, asked.exchange
+        if exchange.operation is None:
+            exchange.operation = data.operation_name
+        settled = await self.charges.settle(meter, priced, result, data.variables)
+        asked.budget_headers = self.charges.headers(meter.allowance)
         # The request's operations run one after another, so a newer change is this one's.
-        if (made := context.changes.newest) is not None and made != changed:
+        made = context.changes.newest if context is not None else None
+        if context is not None and made is not None and made != changed:
             self.gate.made(context, made)
             settled.extensions = {
                 **(settled.extensions or {}),
                 CHANGE_CURSOR_EXTENSION: encode_change_cursor(made),
             }
-        return with_freshness(context, settled)  # extensions.freshness (a query's)
+        asked.answered = context.answered if context is not None else None
+        return with_freshness(asked.answered, settled)
 
     async def run_pipeline(
         self,
@@ -396,29 +478,6 @@ class AlmanacGraphQL(GraphQL[Context, None]):
         exchange = exchange_of(request.scope)  # None: refused early
         identity = exchange.identity if exchange is not None else None
         return await self.charges.refused(request, identity, refusal)
-
-    def status(
-        self,
-        request: Request,
-        exchange: Exchange,
-        context: Context,
-        results: list[ExecutionResult],
-        batched: bool,
-    ) -> tuple[int, list[tuple[bytes, bytes]]]:
-        """The response's status and headers, from its operations' outcomes."""
-        meter = _meter(context)
-        exchange.cost = sum(meter.costs)
-        max_age, stale = self.settings.cache_max_age_seconds, self.settings.max_staleness_seconds
-        status, caching = outcome(
-            request.method, exchange, context, meter.allowance, results, batched, max_age, stale
-        )
-        headers = {**self.charges.headers(meter.allowance), **caching}
-        return status, [(name.encode(), value.encode()) for name, value in headers.items()]
-
-
-def _meter(context: Context) -> Meter:
-    assert context.meter is not None  # `get_context` gave it one.
-    return context.meter
 
 
 def _exchange(request: Request) -> Exchange:

@@ -19,7 +19,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from server.exchange import Exchange, exchange_of
+from server.exchange import KEY, Exchange
 from server.observability.tracing import WithTraceId
 from server.settings import Settings
 
@@ -135,7 +135,10 @@ class RequestIds:
             await self.app(scope, receive, send_with_id)
         finally:
             if self.observers:
-                seconds, exchange = time.perf_counter() - began, exchange_of(scope)
+                # The record, if the API answered it (server.exchange.exchange_of, read here).
+                record = scope.get("state", {}).get(KEY)
+                exchange = record if isinstance(record, Exchange) else None
+                seconds = time.perf_counter() - began
                 for observe in self.observers:
                     observe(scope, exchange, status, seconds)
             request_id.reset(token)

@@ -41,9 +41,8 @@ from strawberry.types.execution import PreExecutionError
 from api_errors import ApiError, ErrorCode, client_facing
 from request_limits import AllTaken, Slots
 from schema import Context, Identity
-from server.body_limit import text_over
 from server.charges import client_of
-from server.graphql.admission import SUBSCRIPTIONS, Gate
+from server.graphql.admission import SUBSCRIPTIONS, Gate, text_over
 from server.graphql.subscriptions.slow_subscribers import (
     CLOSE_CODE,
     TooSlowToRead,
