@@ -31,7 +31,15 @@ from releases.content import (
 )
 from releases.leaderboards import LEADERBOARD_COLUMNS, ReadLeaderboards, csv_file
 from releases.manifest import Release, ReleaseCounts, ReleaseFile
-from store import BenchmarkDoc, Collection, ReleaseStaging, Store, announce_release, release_storage
+from store import (
+    BenchmarkDoc,
+    ChangeReceipt,
+    Collection,
+    ReleaseStaging,
+    Store,
+    announce_release,
+    release_storage,
+)
 
 NDJSON_FILE = "almanac.ndjson"
 EEE_FILE = "almanac.eee.jsonl"
@@ -98,12 +106,14 @@ async def make_release(
     cursor_of: Callable[[int], str],
     *,
     now: datetime | None = None,
+    receipt: ChangeReceipt | None = None,
 ) -> tuple[StoredRelease, bool]:
     """The almanac as it is now, released under `title` (`read_leaderboards`: each
     leaderboard as the page's query answers it; `cursor_of`: the API's cursor of a
     change-log position), and whether it was made now: False if this very data was released
     already (that release, unchanged: its title and date stay). `ReleaseRefused` if the almanac
-    holds no read, or its release was deleted."""
+    holds no read, or its release was deleted. The change announcing it is noted in
+    `receipt`."""
     if not title.strip():
         raise ReleaseRefused("A release needs a title.")
     storage = release_storage(store)
@@ -138,7 +148,7 @@ async def make_release(
         record = found
     # Announced after it is stored; again on a second try, if a crash came between (a no-op
     # once it is announced).
-    await announce_release(store, ident, record)
+    await announce_release(store, ident, record, receipt)
     return stored_of(record), made
 
 

@@ -28,7 +28,15 @@ from schema.context import Context
 from schema.extensions.metering import LIST_SIZES
 from schema.types import Benchmark, benchmarks_from_docs
 from schema.vocabulary import WRITE, Connection, connection, page, page_of
-from store import RELEASES_READ, BenchmarkDoc, Collection, DateTime, Store, encode_change_cursor
+from store import (
+    RELEASES_READ,
+    BenchmarkDoc,
+    ChangeReceipt,
+    Collection,
+    DateTime,
+    Store,
+    encode_change_cursor,
+)
 
 INSTANT = "%Y-%m-%dT%H:%M:%SZ"
 ReleaseArgument = Annotated[
@@ -59,10 +67,15 @@ def leaderboard_reader(store: Store) -> ReadLeaderboards:
     return read
 
 
-async def create_release(store: Store, title: str) -> tuple[StoredRelease, bool]:
+async def create_release(
+    store: Store, title: str, receipt: ChangeReceipt | None = None
+) -> tuple[StoredRelease, bool]:
     """The almanac released now under `title` (releases.make_release), its leaderboards as the
-    schema computes them, its cursor as the change feed gives them out."""
-    return await make_release(store, title, leaderboard_reader(store), encode_change_cursor)
+    schema computes them, its cursor as the change feed gives them out; the change announcing
+    it noted in `receipt` (a mutation's `changeCursor`)."""
+    return await make_release(
+        store, title, leaderboard_reader(store), encode_change_cursor, receipt=receipt
+    )
 
 
 @strawberry.type(name="ReleaseFile", description="A file of a release: it never changes.")
@@ -199,7 +212,7 @@ class ReleaseMutations:
     ) -> CreateReleasePayload:
         admin_of(info.context.identity)
         try:
-            stored, made = await create_release(info.context.store, title)
+            stored, made = await create_release(info.context.store, title, info.context.changes)
         except ReleaseRefused as refusal:
             raise ApiError(str(refusal)) from None
         return CreateReleasePayload(release=ReleaseObject.of(stored), created=made)
@@ -216,7 +229,9 @@ class ReleaseMutations:
     ) -> ReleaseObject:
         by = admin_of(info.context.identity).name
         try:
-            buried = await delete_release(info.context.store, id, reason, by)
+            buried = await delete_release(
+                info.context.store, id, reason, by, receipt=info.context.changes
+            )
         except ReleaseRefused as refusal:
             raise ApiError(str(refusal)) from None
         return ReleaseObject.of(buried)
