@@ -40,7 +40,7 @@ query Leaderboard(
   }
 }"""
 
-ReadLeaderboards = Callable[[list[BenchmarkDoc]], Awaitable[dict[str, list[tuple[Any, ...]]]]]
+ReadLeaderboards = Callable[[list[BenchmarkDoc]], Awaitable[dict[str, list[str]]]]
 """The CSV lines (`board_lines`) of each of these whole documents' leaderboard (a release's
 pass over the store read them), every row the page's query can ask for, by slug (the layer
 above knows the tracked models and the rows' limit)."""
@@ -73,6 +73,7 @@ LEADERBOARD_COLUMNS = (
     *UNCERTAINTY_COLUMNS,
 )
 INTERVAL_ENDS = ("low", "high", "level", "computed")
+LEADERBOARD_HEADER = ",".join(LEADERBOARD_COLUMNS) + "\r\n"
 
 
 def leaderboard_lines(benchmark: dict[str, Any]) -> list[tuple[Any, ...]]:
@@ -107,10 +108,12 @@ def leaderboard_csv(benchmark: dict[str, Any]) -> bytes:
     return csv_bytes(LEADERBOARD_COLUMNS, leaderboard_lines(benchmark))
 
 
-def board_lines(doc: BenchmarkDoc, tracked: TrackedModels, first: int) -> list[tuple[Any, ...]]:
-    """The CSV's lines (after its header) of the first `first` rows of the benchmark's
-    leaderboard, its entries' tracked models in `tracked`: what `leaderboard_lines` makes of the
-    `LEADERBOARD` answer, each cell already as `csv_cell` gives it (written by `csv_file`)."""
+def board_lines(doc: BenchmarkDoc, tracked: TrackedModels, first: int) -> list[str]:
+    """The CSV's lines (after its header, each ending in CRLF) of the first `first` rows of the
+    benchmark's leaderboard, its entries' tracked models in `tracked`: what `csv_bytes` writes
+    of `leaderboard_lines` of the `LEADERBOARD` answer, each cell as `csv_cell` gives it, quoted
+    as the csv module quotes it (`_text`): formatted here, not a cell at a time by the csv
+    module (a release writes 10,000 leaderboards)."""
     metric = doc["metric"]
     unit, higher_is_better = metric["unit"], metric["higher_is_better"]
     rows = leaderboard(doc["entries"], higher_is_better=higher_is_better, tracked=tracked)
@@ -122,7 +125,7 @@ def board_lines(doc: BenchmarkDoc, tracked: TrackedModels, first: int) -> list[t
     contaminated: dict[str | None, str] = {}
     own: dict[tuple[str | None, str | None], str] = {}
     lines = []
-    for row, places in zip(rows[:first], board.ranges, strict=False):
+    for row, place in zip(rows[:first], board.ranges, strict=False):
         entry, model = row.entry, row.model
         slug = None if model is None else model["slug"]
         if (after := contaminated.get(slug)) is None:
@@ -133,37 +136,19 @@ def board_lines(doc: BenchmarkDoc, tracked: TrackedModels, first: int) -> list[t
         interval = interval_of(entry, unit)
         standard_error, sample_size = entry.get("standard_error"), entry.get("sample_size")
         lines.append(
-            (
-                row.rank,
-                _text(row.model_name),
-                _text(entry["model_name"]),
-                "true" if model is not None else "false",
-                entry["score"],
-                _text(entry["setting"]),
-                _text(entry["source"]),
-                _text(entry["published_on"]),
-                _text(entry.get("note")),
-                read_on,
-            )
+            f"{row.rank},{_text(row.model_name)},{_text(entry['model_name'])},"
+            f"{'false' if model is None else 'true'},{entry['score']},"
+            f"{_text(entry['setting'])},{_text(entry['source'])},"
+            f"{_text(entry['published_on'])},{_text(entry.get('note'))},{read_on},"
             + (
                 NO_INTERVAL
                 if interval is None
-                else (
-                    interval.low,
-                    interval.high,
-                    interval.level,
-                    "true" if interval.computed else "false",
-                )
+                else f"{interval.low},{interval.high},{interval.level},"
+                f"{'true' if interval.computed else 'false'}"
             )
-            + (
-                "" if standard_error is None else standard_error,
-                "" if sample_size is None else sample_size,
-                places.best,
-                places.worst,
-                _text(kind),
-                mine,
-                after,
-            )
+            + f",{'' if standard_error is None else standard_error},"
+            f"{'' if sample_size is None else sample_size},{place.best},{place.worst},"
+            f"{_text(kind)},{mine},{after}\r\n"
         )
     return lines
 
@@ -185,17 +170,23 @@ def csv_cell(value: Any) -> Any:
     return value
 
 
-NO_INTERVAL = ("", "", "", "")
+NO_INTERVAL = ",,,"
+"""The four interval cells of a row without one."""
 
 
 FORMULA_FIRST = "".join(FORMULA_STARTS)
 
 
 def _text(value: str | None) -> str:
-    """`csv_cell` of a text cell (or none)."""
+    """`csv_cell` of a text cell (or none), as the csv module writes it: quoted (its quotes
+    doubled) if it holds a comma, a quote, a CR or an LF."""
     if not value:
         return ""
-    return "'" + value if value[0] in FORMULA_FIRST else value
+    if value[0] in FORMULA_FIRST:
+        value = "'" + value
+    if '"' in value or "," in value or "\n" in value or "\r" in value:
+        return '"' + value.replace('"', '""') + '"'
+    return value
 
 
 def _flag(value: bool | None) -> str:
@@ -212,6 +203,11 @@ def csv_text(cell: str) -> str:
 
 def csv_bytes(columns: tuple[str, ...], lines: list[tuple[Any, ...]]) -> bytes:
     return csv_file(columns, ([csv_cell(value) for value in line] for line in lines))
+
+
+def board_csv(lines: list[str]) -> bytes:
+    """A release's leaderboard CSV: the header, then `board_lines`'s lines."""
+    return "".join([LEADERBOARD_HEADER, *lines]).encode()
 
 
 def csv_file(columns: tuple[str, ...], cells: Iterable[Iterable[Any]]) -> bytes:

@@ -29,7 +29,7 @@ from releases.content import (
     release_id,
     stored_of,
 )
-from releases.leaderboards import LEADERBOARD_COLUMNS, ReadLeaderboards, csv_file
+from releases.leaderboards import ReadLeaderboards, board_csv
 from releases.manifest import Release, ReleaseCounts, ReleaseFile
 from store import (
     BenchmarkDoc,
@@ -229,13 +229,11 @@ class Boards:
         self.rows: dict[str, int] = {}
         self.queue: asyncio.Queue[list[tuple[str, bytes]] | None] = asyncio.Queue(QUEUED_BATCHES)
 
-    async def add(
-        self, boards: dict[str, list[tuple[Any, ...]]], batch: list[BenchmarkDoc]
-    ) -> None:
+    async def add(self, boards: dict[str, list[str]], batch: list[BenchmarkDoc]) -> None:
         made = []
         for doc in batch:
             lines = boards[doc["slug"]]
-            data, name = csv_file(LEADERBOARD_COLUMNS, lines), f"benchmarks/{doc['slug']}.csv"
+            data, name = board_csv(lines), f"benchmarks/{doc['slug']}.csv"
             self.rows[name] = len(lines)
             made.append((name, data))
             self.files.append(ReleaseFile(name, len(data), hashlib.sha256(data).hexdigest(), CSV))

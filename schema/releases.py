@@ -59,7 +59,7 @@ def leaderboard_reader(store: Store) -> ReadLeaderboards:
     answer's dicts (half a release's time): the equality with the download, which runs the
     query, is tested byte for byte."""
 
-    async def read(docs: list[BenchmarkDoc]) -> dict[str, list[tuple[Any, ...]]]:
+    async def read(docs: list[BenchmarkDoc]) -> dict[str, list[str]]:
         keys = list({model_key(entry["model_name"]) for doc in docs for entry in doc["entries"]})
         tracked = index_by_key(await store.models_by_keys(keys))
         return {doc["slug"]: board_lines(doc, tracked, LIST_SIZES.max_slice) for doc in docs}
