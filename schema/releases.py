@@ -34,6 +34,7 @@ from store import (
     ChangeReceipt,
     Collection,
     DateTime,
+    ModelDoc,
     Store,
     encode_change_cursor,
 )
@@ -54,14 +55,21 @@ ReleaseArgument = Annotated[
 def leaderboard_reader(store: Store) -> ReadLeaderboards:
     """A release's leaderboards: each the CSV lines of every row the `LEADERBOARD` query can
     ask for (`first` up to the largest slice), made by the rules the page's types call, from
-    the documents and the tracked models their entries name (one store call a batch). Neither
-    GraphQL's execution (1,700 fields a leaderboard, 50 ms) nor the types' rows and the
-    answer's dicts (half a release's time): the equality with the download, which runs the
-    query, is tested byte for byte."""
+    the documents and the tracked models their entries name. Neither GraphQL's execution
+    (1,700 fields a leaderboard, 50 ms) nor the types' rows and the answer's dicts (half a
+    release's time): the equality with the download, which runs the query, is tested byte for
+    byte."""
+
+    # The tracked models of the keys asked so far, kept for the release's later batches (most
+    # of a batch's models are an earlier one's): each key asked of the store once.
+    tracked: dict[str, ModelDoc] = {}
+    asked: set[str] = set()
 
     async def read(docs: list[BenchmarkDoc]) -> dict[str, list[str]]:
-        keys = list({model_key(entry["model_name"]) for doc in docs for entry in doc["entries"]})
-        tracked = index_by_key(await store.models_by_keys(keys))
+        keys = {model_key(entry["model_name"]) for doc in docs for entry in doc["entries"]}
+        if new := list(keys - asked):
+            tracked.update(index_by_key(await store.models_by_keys(new)))
+            asked.update(new)
         return {doc["slug"]: board_lines(doc, tracked, LIST_SIZES.max_slice) for doc in docs}
 
     return read
