@@ -119,27 +119,33 @@ def board_lines(doc: BenchmarkDoc, tracked: TrackedModels, first: int) -> list[s
     rows = leaderboard(doc["entries"], higher_is_better=higher_is_better, tracked=tracked)
     board = Board(rows, unit=unit, higher_is_better=higher_is_better)
     read_on = _text(doc["scores_refreshed_on"])
-    # A model's contamination flag is the same on each of its rows; whether a row is
-    # self-reported is a question of who reported it (its kind) and whose model it is: each
-    # asked once a leaderboard, not once a row.
+    # Whether a row's model came out after the test set is a question of its release month;
+    # whether the row is self-reported, of who reported it (its kind) and the model's lab: each
+    # asked once a leaderboard (of the few months, kinds and labs), not once a row.
     contaminated: dict[str | None, str] = {}
     own: dict[tuple[str | None, str | None], str] = {}
+    texts = _Texts()  # settings, sources, dates, notes and kinds: the same few on many rows
     lines = []
     for row, place in zip(rows[:first], board.ranges, strict=False):
         entry, model = row.entry, row.model
-        slug = None if model is None else model["slug"]
-        if (after := contaminated.get(slug)) is None:
-            after = contaminated[slug] = _flag(released_after_test_set(model, doc))
+        released = lab = None
+        if model is not None:
+            released = model["released_on"]
+            lab = None if model["lab"] is None else model["lab"]["slug"]
+        if (after := contaminated.get(released)) is None:
+            after = contaminated[released] = _flag(released_after_test_set(model, doc))
         kind = reported_by(entry, doc)
-        if (mine := own.get((kind, slug))) is None:
-            mine = own[kind, slug] = _flag(self_reported(entry, model, doc))
+        if (mine := own.get((kind, lab))) is None:
+            mine = own[kind, lab] = _flag(self_reported(entry, model, doc))
+        listed = entry["model_name"]
+        shown = _text(listed)
         interval = interval_of(entry, unit)
         standard_error, sample_size = entry.get("standard_error"), entry.get("sample_size")
         lines.append(
-            f"{row.rank},{_text(row.model_name)},{_text(entry['model_name'])},"
+            f"{row.rank},{shown if row.model_name is listed else _text(row.model_name)},{shown},"
             f"{'false' if model is None else 'true'},{entry['score']},"
-            f"{_text(entry['setting'])},{_text(entry['source'])},"
-            f"{_text(entry['published_on'])},{_text(entry.get('note'))},{read_on},"
+            f"{texts[entry['setting']]},{texts[entry['source']]},"
+            f"{texts[entry['published_on']]},{texts[entry.get('note')]},{read_on},"
             + (
                 NO_INTERVAL
                 if interval is None
@@ -148,7 +154,7 @@ def board_lines(doc: BenchmarkDoc, tracked: TrackedModels, first: int) -> list[s
             )
             + f",{'' if standard_error is None else standard_error},"
             f"{'' if sample_size is None else sample_size},{place.best},{place.worst},"
-            f"{_text(kind)},{mine},{after}\r\n"
+            f"{texts[kind]},{mine},{after}\r\n"
         )
     return lines
 
@@ -187,6 +193,14 @@ def _text(value: str | None) -> str:
     if '"' in value or "," in value or "\n" in value or "\r" in value:
         return '"' + value.replace('"', '""') + '"'
     return value
+
+
+class _Texts(dict[str | None, str]):
+    """`_text` of each value, made when first asked for."""
+
+    def __missing__(self, value: str | None) -> str:
+        made = self[value] = _text(value)
+        return made
 
 
 def _flag(value: bool | None) -> str:
