@@ -24,6 +24,7 @@ import argparse
 import asyncio
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -115,39 +116,48 @@ def _imported(benchmarks: int, data_dir: Path, scratch: Path) -> float:
 
 async def _make_measured(data_dir: Path, repeats: int) -> dict[str, Any]:
     """In one process (the server's code path for both), `repeats` times: the export written
-    as `almanac export` writes it, timed; then the release made, timed, its RSS sampled every
-    10 ms from just before (after the export: what reading everything once leaves in memory is
-    not counted). The release/export ratio is the median of the turns'."""
+        as `almanac export` writes it, timed; then the release made, timed, its RSS sampled every
+        10 ms from just before (after the export: what reading everything once leaves in memory is
+        not counted). The release/export ratio is the median of the turns'; the same of their CPU
+    time beside it."""
     from editing import write_export  # the child's imports only
     from schema import create_release
     from store import connect
 
     store = connect(None, "almanac", data_dir)
     exports, releases, growths, before = [], [], [], 0.0
+    export_cpu, release_cpu = [], []
     try:
         for _ in range(repeats):
             shutil.rmtree(data_dir / "releases", ignore_errors=True)  # the embedded store's
-            began = time.monotonic()
+            began, cpu = time.monotonic(), cpu_seconds()
             with (data_dir.parent / "almanac.ndjson").open("w", encoding="utf-8") as out:
                 await write_export(store, out, ndjson=True)
             exports.append(time.monotonic() - began)
+            export_cpu.append(cpu_seconds() - cpu)
             before = rss_mb_self()
             with _PeakRss(before) as peak:
-                began = time.monotonic()
+                began, cpu = time.monotonic(), cpu_seconds()
                 stored, made = await create_release(store, "Bench")
                 releases.append(time.monotonic() - began)
+                release_cpu.append(cpu_seconds() - cpu)
             assert made, "the release was made before: it was not removed"
             growths.append(peak.mb - before)
     finally:
         await store.close()
     [ndjson] = [file for file in stored.release.files if file.name == "almanac.ndjson"]
     ratios = [release / export for export, release in zip(exports, releases, strict=True)]
+    cpu_ratios = [r / e for e, r in zip(export_cpu, release_cpu, strict=True)]
     return {
         "id": stored.release.id,
         "export_seconds": [round(seconds, 1) for seconds in exports],
         "release_seconds": [round(seconds, 1) for seconds in releases],
         "release_vs_export_each": [round(ratio, 2) for ratio in ratios],
         "release_vs_export": round(statistics.median(ratios), 2),
+        "export_cpu_seconds": [round(seconds, 1) for seconds in export_cpu],
+        "release_cpu_seconds": [round(seconds, 1) for seconds in release_cpu],
+        "cpu_release_vs_export_each": [round(ratio, 2) for ratio in cpu_ratios],
+        "cpu_release_vs_export": round(statistics.median(cpu_ratios), 2),
         "making_rss_before_mb": round(before, 1),
         "making_growth_mb": round(max(growths), 1),
         "files": len(stored.release.files) + 1,
@@ -176,6 +186,13 @@ class _PeakRss:
     def __exit__(self, *_: object) -> None:
         self.done.set()
         self.sampler.join()
+
+
+def cpu_seconds() -> float:
+    """The process's CPU time so far, user and system, its threads' included: the machine's
+    load stretches it less than the clock (the release's includes the RSS sampler's reads)."""
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    return used.ru_utime + used.ru_stime
 
 
 def rss_mb_self() -> float:

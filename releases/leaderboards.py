@@ -40,7 +40,7 @@ query Leaderboard(
   }
 }"""
 
-ReadLeaderboards = Callable[[list[BenchmarkDoc]], Awaitable[dict[str, list[tuple[Any, ...]]]]]
+ReadLeaderboards = Callable[[list[BenchmarkDoc]], Awaitable[dict[str, list[str]]]]
 """The CSV lines (`board_lines`) of each of these whole documents' leaderboard (a release's
 pass over the store read them), every row the page's query can ask for, by slug (the layer
 above knows the tracked models and the rows' limit)."""
@@ -73,6 +73,7 @@ LEADERBOARD_COLUMNS = (
     *UNCERTAINTY_COLUMNS,
 )
 INTERVAL_ENDS = ("low", "high", "level", "computed")
+LEADERBOARD_HEADER = ",".join(LEADERBOARD_COLUMNS) + "\r\n"
 
 
 def leaderboard_lines(benchmark: dict[str, Any]) -> list[tuple[Any, ...]]:
@@ -107,63 +108,53 @@ def leaderboard_csv(benchmark: dict[str, Any]) -> bytes:
     return csv_bytes(LEADERBOARD_COLUMNS, leaderboard_lines(benchmark))
 
 
-def board_lines(doc: BenchmarkDoc, tracked: TrackedModels, first: int) -> list[tuple[Any, ...]]:
-    """The CSV's lines (after its header) of the first `first` rows of the benchmark's
-    leaderboard, its entries' tracked models in `tracked`: what `leaderboard_lines` makes of the
-    `LEADERBOARD` answer, each cell already as `csv_cell` gives it (written by `csv_file`)."""
+def board_lines(doc: BenchmarkDoc, tracked: TrackedModels, first: int) -> list[str]:
+    """The CSV's lines (after its header, each ending in CRLF) of the first `first` rows of the
+    benchmark's leaderboard, its entries' tracked models in `tracked`: what `csv_bytes` writes
+    of `leaderboard_lines` of the `LEADERBOARD` answer, each cell as `csv_cell` gives it, quoted
+    as the csv module quotes it (`_text`): formatted here, not a cell at a time by the csv
+    module (a release writes 10,000 leaderboards)."""
     metric = doc["metric"]
     unit, higher_is_better = metric["unit"], metric["higher_is_better"]
     rows = leaderboard(doc["entries"], higher_is_better=higher_is_better, tracked=tracked)
     board = Board(rows, unit=unit, higher_is_better=higher_is_better)
     read_on = _text(doc["scores_refreshed_on"])
-    # A model's contamination flag is the same on each of its rows; whether a row is
-    # self-reported is a question of who reported it (its kind) and whose model it is: each
-    # asked once a leaderboard, not once a row.
+    # Whether a row's model came out after the test set is a question of its release month;
+    # whether the row is self-reported, of who reported it (its kind) and the model's lab: each
+    # asked once a leaderboard (of the few months, kinds and labs), not once a row.
     contaminated: dict[str | None, str] = {}
     own: dict[tuple[str | None, str | None], str] = {}
+    texts = _Texts()  # settings, sources, dates, notes and kinds: the same few on many rows
     lines = []
-    for row, places in zip(rows[:first], board.ranges, strict=False):
+    for row, place in zip(rows[:first], board.ranges, strict=False):
         entry, model = row.entry, row.model
-        slug = None if model is None else model["slug"]
-        if (after := contaminated.get(slug)) is None:
-            after = contaminated[slug] = _flag(released_after_test_set(model, doc))
+        released = lab = None
+        if model is not None:
+            released = model["released_on"]
+            lab = None if model["lab"] is None else model["lab"]["slug"]
+        if (after := contaminated.get(released)) is None:
+            after = contaminated[released] = _flag(released_after_test_set(model, doc))
         kind = reported_by(entry, doc)
-        if (mine := own.get((kind, slug))) is None:
-            mine = own[kind, slug] = _flag(self_reported(entry, model, doc))
+        if (mine := own.get((kind, lab))) is None:
+            mine = own[kind, lab] = _flag(self_reported(entry, model, doc))
+        listed = entry["model_name"]
+        shown = _text(listed)
         interval = interval_of(entry, unit)
         standard_error, sample_size = entry.get("standard_error"), entry.get("sample_size")
         lines.append(
-            (
-                row.rank,
-                _text(row.model_name),
-                _text(entry["model_name"]),
-                "true" if model is not None else "false",
-                entry["score"],
-                _text(entry["setting"]),
-                _text(entry["source"]),
-                _text(entry["published_on"]),
-                _text(entry.get("note")),
-                read_on,
-            )
+            f"{row.rank},{shown if row.model_name is listed else _text(row.model_name)},{shown},"
+            f"{'false' if model is None else 'true'},{entry['score']},"
+            f"{texts[entry['setting']]},{texts[entry['source']]},"
+            f"{texts[entry['published_on']]},{texts[entry.get('note')]},{read_on},"
             + (
                 NO_INTERVAL
                 if interval is None
-                else (
-                    interval.low,
-                    interval.high,
-                    interval.level,
-                    "true" if interval.computed else "false",
-                )
+                else f"{interval.low},{interval.high},{interval.level},"
+                f"{'true' if interval.computed else 'false'}"
             )
-            + (
-                "" if standard_error is None else standard_error,
-                "" if sample_size is None else sample_size,
-                places.best,
-                places.worst,
-                _text(kind),
-                mine,
-                after,
-            )
+            + f",{'' if standard_error is None else standard_error},"
+            f"{'' if sample_size is None else sample_size},{place.best},{place.worst},"
+            f"{texts[kind]},{mine},{after}\r\n"
         )
     return lines
 
@@ -185,17 +176,31 @@ def csv_cell(value: Any) -> Any:
     return value
 
 
-NO_INTERVAL = ("", "", "", "")
+NO_INTERVAL = ",,,"
+"""The four interval cells of a row without one."""
 
 
 FORMULA_FIRST = "".join(FORMULA_STARTS)
 
 
 def _text(value: str | None) -> str:
-    """`csv_cell` of a text cell (or none)."""
+    """`csv_cell` of a text cell (or none), as the csv module writes it: quoted (its quotes
+    doubled) if it holds a comma, a quote, a CR or an LF."""
     if not value:
         return ""
-    return "'" + value if value[0] in FORMULA_FIRST else value
+    if value[0] in FORMULA_FIRST:
+        value = "'" + value
+    if '"' in value or "," in value or "\n" in value or "\r" in value:
+        return '"' + value.replace('"', '""') + '"'
+    return value
+
+
+class _Texts(dict[str | None, str]):
+    """`_text` of each value, made when first asked for."""
+
+    def __missing__(self, value: str | None) -> str:
+        made = self[value] = _text(value)
+        return made
 
 
 def _flag(value: bool | None) -> str:
@@ -212,6 +217,11 @@ def csv_text(cell: str) -> str:
 
 def csv_bytes(columns: tuple[str, ...], lines: list[tuple[Any, ...]]) -> bytes:
     return csv_file(columns, ([csv_cell(value) for value in line] for line in lines))
+
+
+def board_csv(lines: list[str]) -> bytes:
+    """A release's leaderboard CSV: the header, then `board_lines`'s lines."""
+    return "".join([LEADERBOARD_HEADER, *lines]).encode()
 
 
 def csv_file(columns: tuple[str, ...], cells: Iterable[Iterable[Any]]) -> bytes:

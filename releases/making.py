@@ -29,9 +29,17 @@ from releases.content import (
     release_id,
     stored_of,
 )
-from releases.leaderboards import LEADERBOARD_COLUMNS, ReadLeaderboards, csv_file
+from releases.leaderboards import ReadLeaderboards, board_csv
 from releases.manifest import Release, ReleaseCounts, ReleaseFile
-from store import BenchmarkDoc, Collection, ReleaseStaging, Store, announce_release, release_storage
+from store import (
+    BenchmarkDoc,
+    ChangeReceipt,
+    Collection,
+    ReleaseStaging,
+    Store,
+    announce_release,
+    release_storage,
+)
 
 NDJSON_FILE = "almanac.ndjson"
 EEE_FILE = "almanac.eee.jsonl"
@@ -98,12 +106,14 @@ async def make_release(
     cursor_of: Callable[[int], str],
     *,
     now: datetime | None = None,
+    receipt: ChangeReceipt | None = None,
 ) -> tuple[StoredRelease, bool]:
     """The almanac as it is now, released under `title` (`read_leaderboards`: each
     leaderboard as the page's query answers it; `cursor_of`: the API's cursor of a
     change-log position), and whether it was made now: False if this very data was released
     already (that release, unchanged: its title and date stay). `ReleaseRefused` if the almanac
-    holds no read, or its release was deleted."""
+    holds no read, or its release was deleted. The change announcing it is noted in
+    `receipt`."""
     if not title.strip():
         raise ReleaseRefused("A release needs a title.")
     storage = release_storage(store)
@@ -138,7 +148,7 @@ async def make_release(
         record = found
     # Announced after it is stored; again on a second try, if a crash came between (a no-op
     # once it is announced).
-    await announce_release(store, ident, record)
+    await announce_release(store, ident, record, receipt)
     return stored_of(record), made
 
 
@@ -219,13 +229,11 @@ class Boards:
         self.rows: dict[str, int] = {}
         self.queue: asyncio.Queue[list[tuple[str, bytes]] | None] = asyncio.Queue(QUEUED_BATCHES)
 
-    async def add(
-        self, boards: dict[str, list[tuple[Any, ...]]], batch: list[BenchmarkDoc]
-    ) -> None:
+    async def add(self, boards: dict[str, list[str]], batch: list[BenchmarkDoc]) -> None:
         made = []
         for doc in batch:
             lines = boards[doc["slug"]]
-            data, name = csv_file(LEADERBOARD_COLUMNS, lines), f"benchmarks/{doc['slug']}.csv"
+            data, name = board_csv(lines), f"benchmarks/{doc['slug']}.csv"
             self.rows[name] = len(lines)
             made.append((name, data))
             self.files.append(ReleaseFile(name, len(data), hashlib.sha256(data).hexdigest(), CSV))

@@ -16,7 +16,7 @@ from releases.content import (
 )
 from releases.making import NDJSON_FILE, ReleaseRefused
 from releases.manifest import ReleaseFile
-from store import Store, announce_release, release_storage
+from store import ChangeReceipt, Store, announce_release, release_storage
 
 
 async def stored_releases(store: Store) -> list[StoredRelease]:
@@ -51,10 +51,17 @@ async def file_chunks(store: Store, stored: StoredRelease, name: str) -> AsyncIt
 
 
 async def delete_release(
-    store: Store, release_id: str, why: str, by: str | None, *, now: datetime | None = None
+    store: Store,
+    release_id: str,
+    why: str,
+    by: str | None,
+    *,
+    now: datetime | None = None,
+    receipt: ChangeReceipt | None = None,
 ) -> StoredRelease:
     """Delete the release's files, keeping its record with a tombstone (when, why, who), and
-    announce it. `ReleaseRefused` if there is no such release, or it is deleted already."""
+    announce it (the change noted in `receipt`). `ReleaseRefused` if there is no such release,
+    or it is deleted already."""
     if not why.strip():
         raise ReleaseRefused("Say why the release is deleted: it is shown with its tombstone.")
     stored = await stored_release(store, release_id)
@@ -65,7 +72,7 @@ async def delete_release(
     buried = replace(stored, deleted=Tombstone(now or datetime.now(UTC), why.strip(), by))
     record = record_of(buried)
     await release_storage(store).bury(release_id, record)
-    await announce_release(store, release_id, record)
+    await announce_release(store, release_id, record, receipt)
     return buried
 
 

@@ -28,7 +28,16 @@ from schema.context import Context
 from schema.extensions.metering import LIST_SIZES
 from schema.types import Benchmark, benchmarks_from_docs
 from schema.vocabulary import WRITE, Connection, connection, page, page_of
-from store import RELEASES_READ, BenchmarkDoc, Collection, DateTime, Store, encode_change_cursor
+from store import (
+    RELEASES_READ,
+    BenchmarkDoc,
+    ChangeReceipt,
+    Collection,
+    DateTime,
+    ModelDoc,
+    Store,
+    encode_change_cursor,
+)
 
 INSTANT = "%Y-%m-%dT%H:%M:%SZ"
 ReleaseArgument = Annotated[
@@ -46,23 +55,35 @@ ReleaseArgument = Annotated[
 def leaderboard_reader(store: Store) -> ReadLeaderboards:
     """A release's leaderboards: each the CSV lines of every row the `LEADERBOARD` query can
     ask for (`first` up to the largest slice), made by the rules the page's types call, from
-    the documents and the tracked models their entries name (one store call a batch). Neither
-    GraphQL's execution (1,700 fields a leaderboard, 50 ms) nor the types' rows and the
-    answer's dicts (half a release's time): the equality with the download, which runs the
-    query, is tested byte for byte."""
+    the documents and the tracked models their entries name. Neither GraphQL's execution
+    (1,700 fields a leaderboard, 50 ms) nor the types' rows and the answer's dicts (half a
+    release's time): the equality with the download, which runs the query, is tested byte for
+    byte."""
 
-    async def read(docs: list[BenchmarkDoc]) -> dict[str, list[tuple[Any, ...]]]:
-        keys = list({model_key(entry["model_name"]) for doc in docs for entry in doc["entries"]})
-        tracked = index_by_key(await store.models_by_keys(keys))
+    # The tracked models of the keys asked so far, kept for the release's later batches (most
+    # of a batch's models are an earlier one's): each key asked of the store once.
+    tracked: dict[str, ModelDoc] = {}
+    asked: set[str] = set()
+
+    async def read(docs: list[BenchmarkDoc]) -> dict[str, list[str]]:
+        keys = {model_key(entry["model_name"]) for doc in docs for entry in doc["entries"]}
+        if new := list(keys - asked):
+            tracked.update(index_by_key(await store.models_by_keys(new)))
+            asked.update(new)
         return {doc["slug"]: board_lines(doc, tracked, LIST_SIZES.max_slice) for doc in docs}
 
     return read
 
 
-async def create_release(store: Store, title: str) -> tuple[StoredRelease, bool]:
+async def create_release(
+    store: Store, title: str, receipt: ChangeReceipt | None = None
+) -> tuple[StoredRelease, bool]:
     """The almanac released now under `title` (releases.make_release), its leaderboards as the
-    schema computes them, its cursor as the change feed gives them out."""
-    return await make_release(store, title, leaderboard_reader(store), encode_change_cursor)
+    schema computes them, its cursor as the change feed gives them out; the change announcing
+    it noted in `receipt` (a mutation's `changeCursor`)."""
+    return await make_release(
+        store, title, leaderboard_reader(store), encode_change_cursor, receipt=receipt
+    )
 
 
 @strawberry.type(name="ReleaseFile", description="A file of a release: it never changes.")
@@ -199,7 +220,7 @@ class ReleaseMutations:
     ) -> CreateReleasePayload:
         admin_of(info.context.identity)
         try:
-            stored, made = await create_release(info.context.store, title)
+            stored, made = await create_release(info.context.store, title, info.context.changes)
         except ReleaseRefused as refusal:
             raise ApiError(str(refusal)) from None
         return CreateReleasePayload(release=ReleaseObject.of(stored), created=made)
@@ -216,7 +237,9 @@ class ReleaseMutations:
     ) -> ReleaseObject:
         by = admin_of(info.context.identity).name
         try:
-            buried = await delete_release(info.context.store, id, reason, by)
+            buried = await delete_release(
+                info.context.store, id, reason, by, receipt=info.context.changes
+            )
         except ReleaseRefused as refusal:
             raise ApiError(str(refusal)) from None
         return ReleaseObject.of(buried)

@@ -28,7 +28,7 @@ from gridfs.errors import NoFile as GridFsNoFile
 from motor.motor_asyncio import AsyncIOMotorGridFSBucket
 from pymongo.errors import DuplicateKeyError
 
-from store.changes import RELEASE_RECORD_PREFIX
+from store.changes import RELEASE_RECORD_PREFIX, ChangeReceipt
 from store.interface import Store
 from store.mongo import MongoStore
 from store.queries import Collection
@@ -100,13 +100,16 @@ def release_storage(store: Store) -> ReleaseStorage:
     raise TypeError(f"no release storage for {type(found).__name__}")
 
 
-async def announce_release(store: Store, release_id: str, record: dict[str, Any]) -> bool:
+async def announce_release(
+    store: Store, release_id: str, record: dict[str, Any], receipt: ChangeReceipt | None = None
+) -> bool:
     """Log the release's appearing, or its deletion (a record with `deleted`), as a change of
     its own kind (store.changes): a site record per release, written through the one write
-    path. False if it was already announced so."""
+    path, the change noted in `receipt` (a mutation's `changeCursor`). False if it was already
+    announced so."""
     key = {"_id": RELEASE_RECORD_PREFIX + release_id}
     said = {"release": release_id, "deleted": record.get("deleted") is not None}
-    return await store.replace(Collection.SITE, key, said) != "unchanged"
+    return await store.replace(Collection.SITE, key, said, receipt=receipt) != "unchanged"
 
 
 def _safe(name: str) -> PurePosixPath:

@@ -3,9 +3,11 @@ their files' sizes and hashes, and a benchmark's page as a release holds it, unc
 writes. Both stores."""
 
 import hashlib
+from typing import Any
 
 import httpx
 
+from store import Store, decode_change_cursor
 from tests.conftest import GraphQLClient
 
 SLUG = "code-interpreter-benchmark-general"
@@ -101,3 +103,45 @@ async def test_a_deleted_release_is_gone(graphql: GraphQLClient, admin: GraphQLC
     assert error["extensions"]["reason"] == "a misread score"
     twice = await admin(delete, id=release["id"])
     assert "deleted already" in twice["errors"][0]["message"]
+
+
+async def test_making_and_deleting_a_release_answer_with_its_changes_cursor(
+    admin: GraphQLClient, client: httpx.AsyncClient, store: Store
+) -> None:
+    """Like every mutation's (issue 30): `extensions.changeCursor` and the header name the
+    change that announced the release, then the one that buried it; making the same release
+    again changes nothing, and names no change."""
+
+    async def posted(query: str, **variables: str) -> tuple[httpx.Response, dict[str, Any]]:
+        body = {"query": query, "variables": variables}
+        answered = await client.post("/graphql", json=body, headers=admin.headers)
+        assert answered.status_code == 200, answered.text
+        return answered, answered.json()
+
+    made, answer = await posted(CREATE, title="With its cursor")
+    release_id = answer["data"]["createRelease"]["release"]["id"]
+    cursor = answer["extensions"]["changeCursor"]
+    assert made.headers["almanac-change-cursor"] == cursor
+    published = decode_change_cursor(cursor)
+    assert published is not None
+    [change] = await store.changes_after(published - 1, 1)
+    assert (change.sequence, change.kind.value) == (published, "release_published")
+    assert change.slug == release_id
+
+    again, answer = await posted(CREATE, title="Again")
+    assert answer["data"]["createRelease"]["created"] is False
+    assert "almanac-change-cursor" not in again.headers
+    assert "changeCursor" not in answer.get("extensions", {})
+
+    delete = """mutation Delete($id: ID!) {
+      deleteRelease(id: $id, reason: "a misread score") { id }
+    }"""
+    deleted, answer = await posted(delete, id=release_id)
+    cursor = answer["extensions"]["changeCursor"]
+    assert deleted.headers["almanac-change-cursor"] == cursor
+    buried = decode_change_cursor(cursor)
+    assert buried is not None
+    assert buried > published
+    [change] = await store.changes_after(buried - 1, 1)
+    assert (change.sequence, change.kind.value) == (buried, "release_deleted")
+    assert (await store.change_bounds())[1] == buried

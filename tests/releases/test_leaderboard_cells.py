@@ -18,7 +18,8 @@ from store.queries import Collection
 SLUG = "code-interpreter-benchmark-general"  # PERCENT, its maintainer's leaderboard
 # Added to the stored entries, one each: a published interval, a standard error (the interval
 # computed from it), a sample size (Wilson's, for a percentage), text a spreadsheet would run,
-# a reporter of the row's own (independent, or the model's maker), a negative score.
+# a reporter of the row's own (independent, or the model's maker), a negative score, and text
+# the CSV must quote (a comma, a quote, a line break, a carriage return).
 CHANGES: list[dict[str, Any]] = [
     {"interval": {"low": 80.0, "high": 85.5, "level": 0.9}},
     {"standard_error": 1.25, "sample_size": 500},
@@ -26,6 +27,12 @@ CHANGES: list[dict[str, Any]] = [
     {"setting": "\t=1+1", "note": "=SUM(A1)", "source": "+cmd", "reported_by": "THIRD_PARTY"},
     {"reported_by": "MODEL_DEVELOPER", "note": "-2+3"},
     {"score": -1.5, "note": "@SUM(1+1)"},
+    {
+        "model_name": 'Model, "quoted"',
+        "note": 'with, a comma and "quotes"',
+        "setting": "two\nlines",
+    },
+    {"source": "a\rcarriage return", "note": '"', "setting": "=a,b"},
 ]
 
 
@@ -58,3 +65,7 @@ async def test_every_kind_of_cell_is_the_downloads(store: Store, client: httpx.A
     assert {"'=SUM(A1)", "'-2+3", "'@SUM(1+1)"} <= notes
     assert "-1.5" in {row["score"] for row in rows}  # a number, not neutralised
     assert "'\t=1+1" in {row["setting"] for row in rows}
+    assert {"two\nlines", "'=a,b"} <= {row["setting"] for row in rows}
+    assert {'with, a comma and "quotes"', '"'} <= notes
+    assert 'Model, "quoted"' in {row["model"] for row in rows}
+    assert "a\rcarriage return" in {row["source"] for row in rows}
