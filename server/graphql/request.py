@@ -79,9 +79,16 @@ def body_limited(scope: Scope, receive: Receive, limit: int) -> Request:
 
 def limited(receive: Receive, limit: int, scope: Scope | None = None) -> Receive:
     """`receive`, refusing a body (even one sent without a length) beyond `limit` bytes. A body
-    whose length `scope` declares within the limit is read through `receive` itself: the
-    server's parser delivers no more of a request's body than its `Content-Length`."""
-    if scope is not None and (declared := declared_length(scope)) is not None and declared <= limit:
+    whose length `scope` declares within the limit, and that is not also sent chunked, is read
+    through `receive` itself: the server's parser delivers no more of a request's body than its
+    `Content-Length`. (With both headers a parser may follow `Transfer-Encoding`, as h11 does,
+    and deliver a body of any length: it is counted.)"""
+    if (
+        scope is not None
+        and (declared := declared_length(scope)) is not None
+        and declared <= limit
+        and not any(name == b"transfer-encoding" for name, _ in scope["headers"])
+    ):
         return receive
     received = 0
 
