@@ -40,16 +40,7 @@ from strawberry.types.graphql import OperationType
 from strawberry.types.unset import UNSET, UnsetType
 
 from api_errors import ApiError, ErrorCode
-from schema import (
-    AlmanacSchema,
-    Answered,
-    Context,
-    Identity,
-    Meter,
-    MeterMode,
-    new_context,
-    schema,
-)
+from schema import AlmanacSchema, Answered, Context, Identity, Meter, MeterMode, new_context, schema
 from server.charges import Charges, client_of
 from server.exchange import KEY as EXCHANGE_KEY
 from server.exchange import Exchange, begin_exchange, exchange_of
