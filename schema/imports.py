@@ -18,6 +18,7 @@ from interchange import (
     FileRefused,
     ImportOptions,
     ImportRefused,
+    ImportReport,
     import_tool_files,
     read_files,
 )
@@ -138,36 +139,42 @@ class ImportMutations:
                 )
             except (FileRefused, ImportRefused) as refused:
                 raise ApiError(str(refused).replace(f"{folder}/", "")) from refused
-        return ResultsImport(
-            written=report.written,
-            files=[
-                ImportedFile(
-                    name=file.path.name,
-                    sha256=file.sha256,
-                    tool=file.tool,
-                    version=file.version,
-                    score_count=len(file.results),
-                )
-                for file in report.files
-            ],
-            row_count=len(report.rows),
-            rows=[
-                ImportedRow(
-                    benchmark=row.benchmark,
-                    change=row.change,
-                    model_name=row.model_name,
-                    setting=row.setting,
-                    before=row.before,
-                    after=row.after,
-                )
-                for row in report.rows[:MAX_SHOWN]
-            ],
-            leader_changes=[
-                f"{outcome.key}: {outcome.changes}"
-                for outcome in report.summary.outcomes
-                if outcome.changes
-            ][:MAX_SHOWN],
-        )
+        return results_import(report)
+
+
+def results_import(report: ImportReport) -> ResultsImport:
+    """What an import did (or would do), as `importResults` answers it: at most `MAX_SHOWN`
+    rows and leader changes."""
+    return ResultsImport(
+        written=report.written,
+        files=[
+            ImportedFile(
+                name=file.path.name,
+                sha256=file.sha256,
+                tool=file.tool,
+                version=file.version,
+                score_count=len(file.results),
+            )
+            for file in report.files
+        ],
+        row_count=len(report.rows),
+        rows=[
+            ImportedRow(
+                benchmark=row.benchmark,
+                change=row.change,
+                model_name=row.model_name,
+                setting=row.setting,
+                before=row.before,
+                after=row.after,
+            )
+            for row in report.rows[:MAX_SHOWN]
+        ],
+        leader_changes=[
+            f"{outcome.key}: {outcome.changes}"
+            for outcome in report.summary.outcomes
+            if outcome.changes
+        ][:MAX_SHOWN],
+    )
 
 
 def _saved(folder: Path, upload: object) -> Path:
