@@ -109,7 +109,7 @@ async def make_release(
     receipt: ChangeReceipt | None = None,
 ) -> tuple[StoredRelease, bool]:
     """The almanac as it is now, released under `title` (`read_leaderboards`: each
-    leaderboard as the page's query answers it; `cursor_of`: the API's cursor of a
+    leaderboard's CSV lines, as the page's rules make its rows; `cursor_of`: the API's cursor of a
     change-log position), and whether it was made now: False if this very data was released
     already (that release, unchanged: its title and date stay). `ReleaseRefused` if the almanac
     holds no read, or its release was deleted. The change announcing it is noted in
