@@ -192,9 +192,20 @@ def cpu_seconds(root: int) -> float:
 
 
 def admin_key(data: Path) -> str:
-    """A new admin key for the almanac in `data`, made by the CLI."""
+    """A new admin key for the almanac in `data`, made by the CLI (whether or not a server
+    has started on it yet)."""
     made = subprocess.run(
-        [sys.executable, "-m", "server.cli", "admin-key"],
+        [
+            sys.executable,
+            "-m",
+            "server.cli",
+            "keys",
+            "create",
+            "--name",
+            "bench",
+            "--scope",
+            "admin",
+        ],
         cwd=ROOT,
         env={**os.environ, "ALMANAC_DATA_DIR": str(data)},
         capture_output=True,
