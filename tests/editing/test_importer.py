@@ -1,4 +1,5 @@
-"""Bulk import and export on the store: all-or-nothing per benchmark, idempotent, lossless."""
+"""Bulk import on the store: all-or-nothing per benchmark, idempotent, lossless (the export
+has tests/editing/test_export.py)."""
 
 import copy
 import json
@@ -22,7 +23,7 @@ from store import Store
 from store.mongo import MongoStore
 from store.sqlite import SqliteStore
 from store.sqlite.rows import replace_row as sqlite_replace
-from tests.conftest import STORES, empty_store, snapshot
+from tests.conftest import empty_store, snapshot
 
 STAMP = Stamp(by="importer", at=datetime(2026, 11, 29, 12, 0, tzinfo=UTC))
 TRACKS = [
@@ -31,22 +32,6 @@ TRACKS = [
     "code-interpreter-benchmark-visualization-easy",
     "code-interpreter-benchmark-general",
 ]
-
-
-@pytest.mark.parametrize("into", STORES)
-async def test_export_wipe_import_export_gives_the_same_content(
-    store: Store, into: str, tmp_path: Path
-) -> None:
-    """Exporting from one store and importing into another is the migration path."""
-    exported = await export_dataset(store)
-    fresh = await empty_store(into, tmp_path / "fresh")
-    summary = await import_dataset(fresh, exported, STAMP)
-    assert summary.count("rejected") == 0, summary.rejected
-    assert await export_dataset(fresh) == exported
-    await fresh.close()
-    assert len(exported["benchmarks"]) == 11
-    assert exported["site"] == {"launch_posts_read": 522, "labs_read": 52}
-    assert len(exported["provenance"]) >= 5
 
 
 async def test_importing_the_same_file_again_changes_nothing(store: Store) -> None:
