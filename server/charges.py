@@ -69,7 +69,7 @@ class Charges:
     async def caller(self, request: Request) -> tuple[Identity | None, Meter]:
         """Who sent a GraphQL request (`identify`) and the meter its operations are charged
         through (`meter`): asked once, as the request begins."""
-        identity = await self.identify_connection(request, request.headers.get("authorization"))
+        identity = await self.identify(request)
         return identity, self.meter(request, identity)
 
     async def identify(self, request: Request) -> Identity | None:
@@ -177,8 +177,7 @@ class Charges:
         allowance's own: request_limits)."""
         throttled = await self._add(meter, cost)
         allowance = meter.allowance
-        report = cost_report(cost, self.settings.max_query_cost, allowance)
-        return throttled, report, {} if allowance is None else allowance.headers()
+        return throttled, self.cost_report(cost, allowance), self.headers(allowance)
 
     async def _add(self, meter: Meter, cost: int) -> ApiError | None:
         meter.costs.append(cost)
