@@ -10,6 +10,7 @@ from strawberry.schema.name_converter import NameConverter
 from strawberry.types.execution import ExecutionContext
 
 from api_errors import is_unexpected
+from schema.completion import ReusingCompletions
 from schema.extensions.answer_reuse import KeepAnswers
 from schema.extensions.document_checks import DocumentChecks
 from schema.extensions.masking import MaskUnexpectedErrors
@@ -62,6 +63,7 @@ def almanac_schema(*observers: type[SchemaExtension]) -> AlmanacSchema:
         config=StrawberryConfig(scalar_map=SCALARS, name_converter=NamesOnce()),
         # An operation is paid for (or throttled) before it runs and its answer is kept.
         extensions=[*observers, Metering, KeepAnswers, MaskUnexpectedErrors, DocumentChecks],
+        execution_context_class=ReusingCompletions,
     )
 
 

@@ -22,6 +22,7 @@ from schema.vocabulary.inputs import (
     as_plain,
     camel_case,
 )
+from schema.vocabulary.kept import MOST_SELECTIONS, Kept
 from schema.vocabulary.node import SlugNode, global_id, node_id
 from schema.vocabulary.pagination import (
     MAX_LIST_SLICE,
@@ -47,6 +48,7 @@ __all__ = [
     "COMPUTED",
     "MAX_LIST_SLICE",
     "MAX_PAGE_SIZE",
+    "MOST_SELECTIONS",
     "RECOMPUTED",
     "SCALARS",
     "WRITE",
@@ -54,6 +56,7 @@ __all__ = [
     "BenchmarkInput",
     "Connection",
     "Edge",
+    "Kept",
     "Kind",
     "LeaderboardReadInput",
     "Level",

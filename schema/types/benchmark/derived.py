@@ -40,13 +40,17 @@ from resolvers import (
 from resolvers import scores_over_time as points_over_time
 from schema.types.leaderboard import LeaderboardRow, ScorePoint
 from schema.types.model import Model
+from schema.vocabulary import MOST_SELECTIONS, Kept
 from store import BenchmarkDoc, BenchmarkSummaryDoc, EntryDoc, ModelDoc, PlaceDoc, Store, underlying
 
 # Measured with tracemalloc on synthetic 100-row boards (bench/synthetic.py), every figure asked
 # for: some 500 bytes of objects a row, plus the entry it keeps from being freed (some 600); a
 # score point some 120, plus the strings it keeps; the document kept with a board, a few kB.
-ROW_BYTES = 1_200
-POINT_BYTES = 250
+# And room for the values GraphQL completed from them (schema.completion), at most
+# MOST_SELECTIONS of each list: some 300 bytes an item for the page's selection.
+COMPLETED_BYTES = 300 * MOST_SELECTIONS
+ROW_BYTES = 1_200 + COMPLETED_BYTES
+POINT_BYTES = 250 + COMPLETED_BYTES
 BOARD_BYTES = 6_000
 NAMES_BYTES_PER_NAME = 100
 # A benchmark's own fields as its type holds them (its metric, source and lab, the strings it
@@ -78,8 +82,10 @@ class DerivedBoard:
     benchmark: BenchmarkDoc  # without its history: the rows need no more
 
     @cached_property
-    def rows(self) -> list[LeaderboardRow]:
-        return [LeaderboardRow.from_row(row, self.board, self.benchmark) for row in self.board.rows]
+    def rows(self) -> Kept[LeaderboardRow]:
+        return Kept(
+            LeaderboardRow.from_row(row, self.board, self.benchmark) for row in self.board.rows
+        )
 
     def row_of(self, row: Row) -> LeaderboardRow:
         return self.rows[row.rank - 1]  # ranks are 1-based positions
@@ -95,12 +101,12 @@ class DerivedBoard:
         return None if found is None else self.row_of(found)
 
     @cached_property
-    def leaders(self) -> list[LeaderboardRow]:
-        return [self.row_of(row) for row in self.board.leaders()]
+    def leaders(self) -> Kept[LeaderboardRow]:
+        return Kept(self.row_of(row) for row in self.board.leaders())
 
     @cached_property
-    def tracked_leaders(self) -> list[LeaderboardRow]:
-        return [self.row_of(row) for row in self.board.tracked_leaders()]
+    def tracked_leaders(self) -> Kept[LeaderboardRow]:
+        return Kept(self.row_of(row) for row in self.board.tracked_leaders())
 
     @cached_property
     def tracked_model_count(self) -> int:
@@ -119,7 +125,7 @@ def _board_size(derived: DerivedBoard) -> int:
     return BOARD_BYTES + ROW_BYTES * len(derived.board.rows)
 
 
-def _points_size(points: list[ScorePoint]) -> int:
+def _points_size(points: Kept[ScorePoint]) -> int:
     return BOARD_BYTES + POINT_BYTES * len(points)
 
 
@@ -137,7 +143,7 @@ class KeptBoards:
         self.names: BoundedCache[Hashable, tuple[str, ...]] = BoundedCache(
             KEPT_NAMES_BYTES, _names_size
         )
-        self.points: BoundedCache[Hashable, list[ScorePoint]] = BoundedCache(
+        self.points: BoundedCache[Hashable, Kept[ScorePoint]] = BoundedCache(
             KEPT_BOARD_BYTES // 4, _points_size
         )
         self.fields: BoundedCache[Hashable, Mapping[str, Any]] = BoundedCache(
@@ -237,7 +243,7 @@ def derived_board(
 
 def scores_over_time(
     doc: BenchmarkDoc, tracked: TrackedModels, kept: KeptBoards | None
-) -> list[ScorePoint]:
+) -> Kept[ScorePoint]:
     """Every result its history (in `doc`) records, oldest first, with `tracked` holding the
     tracked models the history names: kept as `derived_board` keeps a leaderboard."""
     if kept is None:
@@ -262,9 +268,9 @@ def _kept_under(
     return found
 
 
-def _points(doc: BenchmarkDoc, tracked: TrackedModels) -> list[ScorePoint]:
+def _points(doc: BenchmarkDoc, tracked: TrackedModels) -> Kept[ScorePoint]:
     results = results_ever_recorded(doc.get("history", []), tracked)
-    return [ScorePoint.from_point(p) for p in points_over_time(results, tracked=tracked)]
+    return Kept(ScorePoint.from_point(p) for p in points_over_time(results, tracked=tracked))
 
 
 def _derived(doc: BenchmarkDoc, tracked: TrackedModels) -> DerivedBoard:

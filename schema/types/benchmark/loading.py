@@ -44,7 +44,7 @@ from schema.types.benchmark.derived import (
 )
 from schema.types.benchmark.parts import EVERYTHING, report_filter
 from schema.types.leaderboard import LeaderboardRow, ScorePoint
-from schema.vocabulary import SourceKind, slice_size
+from schema.vocabulary import Kept, SourceKind, slice_size
 from store import (
     BenchmarkDoc,
     BenchmarkSummaryDoc,
@@ -199,7 +199,7 @@ class Loaded:
         self,
         asked: RowsAsked,
         pick: Callable[[Board], list[Row]],
-        kept: Callable[[DerivedBoard], list[LeaderboardRow]],
+        kept: Callable[[DerivedBoard], Kept[LeaderboardRow]],
     ) -> list[LeaderboardRow]:
         """The first rows `pick` takes from the leaderboard (now or as of a date), of the
         entries the report filter lets through: what `leaderboard`, `leaders` and
@@ -211,7 +211,7 @@ class Loaded:
             return []
         only = report_filter(reported_by, exclude_self_reported)
         if as_of is None and only.everything:
-            return self.with_whole(lambda: kept(self.derived)[:size])
+            return self.with_whole(lambda: kept(self.derived).head(size))
         return self.on(
             as_of,
             lambda board: [LeaderboardRow.from_row(r, board, self.doc) for r in pick(board)[:size]],
@@ -262,8 +262,7 @@ class Loaded:
         """The newest `count` results its history records, oldest first: kept, from a history
         that came with its tracked models (a page), else read now."""
         if self.history_tracked:
-            points = scores_over_time(self.whole, self.tracked, self.kept())
-            return points[len(points) - count :]
+            return scores_over_time(self.whole, self.tracked, self.kept()).tail(count)
 
         async def once_loaded() -> list[ScorePoint]:
             history = await self.history()

@@ -1,0 +1,157 @@
+"""Completed once: the rows of a leaderboard, as GraphQL completes them, kept with the rows.
+
+A page executed again after a change (a refresh, issue 30) completes its leaderboard's hundred
+rows and its scores over time field by field, though neither changed: that is most of what a
+recomputation costs. Those lists are kept per version of what they derive from
+(schema.vocabulary.Kept, made in schema.types.benchmark.derived), and their items are plain
+values read by attribute. So the value GraphQL completes from such a list, under a selection
+that reads only such values, is the same every time: it is kept with the list, and the next
+execution of the same selection takes it as it is.
+
+A selection qualifies only when its completion cannot depend on anything but the list: every
+field it selects (through fragments too) takes no arguments and no directive, is read by
+attribute (Strawberry's basic field: no resolver, no extension or permission), and is a scalar,
+an enum or an object type whose selection qualifies in turn. The selection is known by its
+nodes, from the parsed document the app keeps per text; an answer with an error is not kept.
+
+graphql-core has no public hook to complete a subtree: its executor, which Strawberry lets a
+schema replace (`execution_context_class`), is extended at `complete_list_value`, the step
+that receives the list (graphql-core 3.3; pyproject.toml bounds the version, and
+tests/schema/test_completion.py fails if the step is no longer taken).
+"""
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from graphql import (
+    FieldNode,
+    FragmentDefinitionNode,
+    FragmentSpreadNode,
+    GraphQLList,
+    GraphQLObjectType,
+    GraphQLOutputType,
+    GraphQLResolveInfo,
+    InlineFragmentNode,
+    SelectionNode,
+    get_named_type,
+    is_leaf_type,
+    is_non_null_type,
+    is_object_type,
+)
+from graphql.execution.collect_fields import FieldDetailsList
+from graphql.pyutils import AwaitableOrValue, Path
+from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
+from strawberry.schema.schema_converter import GraphQLCoreConverter
+from strawberry.types.field import StrawberryField
+
+from schema.vocabulary import Kept
+
+NOT_PLAIN = object()
+"""Kept for a selection whose completion may depend on more than the list: never reused."""
+
+
+class ReusingCompletions(StrawberryGraphQLCoreExecutionContext):
+    """Strawberry's executor, taking a kept list's completed value when it has one."""
+
+    def complete_list_value(
+        self,
+        return_type: GraphQLList[GraphQLOutputType],
+        field_details_list: FieldDetailsList,
+        info: GraphQLResolveInfo[Any],
+        path: Path,
+        result: Any,
+        position_context: Any,
+    ) -> AwaitableOrValue[list[Any]]:
+        if type(result) is not Kept or position_context is not None:
+            return super().complete_list_value(
+                return_type, field_details_list, info, path, result, position_context
+            )
+        nodes = tuple(details.node for details in field_details_list)
+        found = result.completed_under(nodes)
+        if found is not None and found is not NOT_PLAIN:
+            return found  # type: ignore[no-any-return]
+        errors = len(self.collected_errors.errors)
+        completed = super().complete_list_value(
+            return_type, field_details_list, info, path, result, position_context
+        )
+        if found is None:
+            reusable = (
+                self.collected_errors.errors[errors:] == []
+                and not self.is_awaitable(completed)
+                and all(d.defer_usage is None for d in field_details_list)
+                and all(d.fragment_variable_values is None for d in field_details_list)
+                and plain_list(return_type, nodes, self.fragment_definitions)
+            )
+            result.keep_completed(nodes, completed if reusable else NOT_PLAIN)
+        return completed
+
+
+def plain_list(
+    return_type: GraphQLList[GraphQLOutputType],
+    nodes: Sequence[FieldNode],
+    fragments: dict[str, FragmentDefinitionNode],
+) -> bool:
+    """Whether completing a list of `return_type` under `nodes` reads only its items' plain
+    values (see the module)."""
+    item = return_type.of_type
+    if is_non_null_type(item):
+        item = item.of_type
+    if not is_object_type(item) or any(node.directives for node in nodes):
+        return False
+    return all(
+        node.selection_set is not None
+        and plain_selections(item, node.selection_set.selections, fragments)
+        for node in nodes
+    )
+
+
+def plain_selections(
+    owner: GraphQLObjectType,
+    selections: Iterable[SelectionNode],
+    fragments: dict[str, FragmentDefinitionNode],
+) -> bool:
+    for selection in selections:
+        if selection.directives:
+            return False
+        if isinstance(selection, FieldNode):
+            if not plain_field(owner, selection, fragments):
+                return False
+        elif isinstance(selection, FragmentSpreadNode):
+            fragment = fragments.get(selection.name.value)
+            if (
+                fragment is None
+                or fragment.directives
+                or fragment.variable_definitions
+                or fragment.type_condition.name.value != owner.name
+                or not plain_selections(owner, fragment.selection_set.selections, fragments)
+            ):
+                return False
+        elif isinstance(selection, InlineFragmentNode):
+            condition = selection.type_condition
+            if (condition is not None and condition.name.value != owner.name) or not (
+                plain_selections(owner, selection.selection_set.selections, fragments)
+            ):
+                return False
+        else:
+            return False
+    return True
+
+
+def plain_field(
+    owner: GraphQLObjectType, node: FieldNode, fragments: dict[str, FragmentDefinitionNode]
+) -> bool:
+    name = node.name.value
+    if name == "__typename":
+        return True
+    field = owner.fields.get(name)
+    if field is None or node.arguments:
+        return False
+    definition = field.extensions.get(GraphQLCoreConverter.DEFINITION_BACKREF)
+    if not isinstance(definition, StrawberryField) or not definition.is_basic_field:
+        return False
+    named = get_named_type(field.type)
+    if is_leaf_type(named):
+        return node.selection_set is None
+    if is_object_type(named) and node.selection_set is not None:
+        return plain_selections(named, node.selection_set.selections, fragments)
+    return False

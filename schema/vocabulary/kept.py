@@ -1,0 +1,52 @@
+"""A list every request for one version of the data shares: computed once per version (a
+derived leaderboard's rows, a benchmark's scores over time), never changed in place, with its
+slices and the values GraphQL completed from it (schema.completion) kept beside it."""
+
+from collections.abc import Iterable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+MOST_SELECTIONS = 2
+"""Selections whose completed values one list keeps (a page's rows, a client's own): a client
+sending ever new selections makes the oldest make room, not memory grow."""
+
+
+class Kept(list[T]):
+    """A list kept per version of what it was computed from (see the module). Being shared,
+    it is never changed in place: its slices are Kept lists of their own, each made once."""
+
+    __slots__ = ("completed", "slices")
+
+    def __init__(self, items: Iterable[T] = ()) -> None:
+        super().__init__(items)
+        self.slices: dict[tuple[bool, int], Kept[T]] = {}
+        self.completed: dict[tuple[int, ...], tuple[object, Any]] = {}
+        """GraphQL's completed value of this list under a selection, by the identities of the
+        selection's nodes (held in the value, so that no other node takes their identity)."""
+
+    def head(self, size: int) -> "Kept[T]":
+        """The first `size` items, the same list each time it is asked."""
+        return self if size >= len(self) else self._slice(True, size)
+
+    def tail(self, size: int) -> "Kept[T]":
+        """The last `size` items, the same list each time it is asked."""
+        return self if size >= len(self) else self._slice(False, size)
+
+    def _slice(self, first: bool, size: int) -> "Kept[T]":
+        found = self.slices.get((first, size))
+        if found is None:
+            items = self[:size] if first else self[len(self) - size :]
+            found = self.slices[(first, size)] = Kept(items)
+        return found
+
+    def keep_completed(self, nodes: tuple[object, ...], value: Any) -> None:
+        """Keep `value`, completed under the selection of `nodes`, the oldest making room."""
+        if len(self.completed) >= MOST_SELECTIONS:
+            del self.completed[next(iter(self.completed))]
+        self.completed[tuple(map(id, nodes))] = (nodes, value)
+
+    def completed_under(self, nodes: tuple[object, ...]) -> Any | None:
+        """The value kept for the selection of `nodes`, if any."""
+        found = self.completed.get(tuple(map(id, nodes)))
+        return None if found is None else found[1]

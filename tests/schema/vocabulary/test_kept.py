@@ -1,0 +1,26 @@
+"""A kept list's slices are made once, and it keeps the completed values of two selections."""
+
+from schema.vocabulary import MOST_SELECTIONS, Kept
+
+
+def test_a_slice_is_the_same_list_each_time_and_the_whole_is_itself() -> None:
+    kept = Kept(range(5))
+    assert kept.head(2) == [0, 1]
+    assert kept.head(2) is kept.head(2)
+    assert kept.tail(2) == [3, 4]
+    assert kept.tail(2) is kept.tail(2)
+    assert kept.head(2) is not kept.tail(2)
+    assert kept.head(5) is kept
+    assert kept.tail(9) is kept
+    assert type(kept.head(2)) is Kept
+
+
+def test_the_oldest_selection_makes_room() -> None:
+    kept = Kept([1])
+    selections = [(object(),) for _ in range(MOST_SELECTIONS + 1)]
+    for number, nodes in enumerate(selections):
+        kept.keep_completed(nodes, [number])
+    assert MOST_SELECTIONS == 2
+    assert kept.completed_under(selections[0]) is None
+    assert [kept.completed_under(nodes) for nodes in selections[1:]] == [[1], [2]]
+    assert kept.completed_under((object(),)) is None
