@@ -21,7 +21,7 @@ tests/schema/test_completion.py fails if the step is no longer taken).
 """
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from graphql import (
     FieldNode,
@@ -75,12 +75,8 @@ class ReusingCompletions(StrawberryGraphQLCoreExecutionContext):
             return_type, field_details_list, info, path, result, position_context
         )
         if found is None:
-            reusable = (
-                self.collected_errors.errors[errors:] == []
-                and not self.is_awaitable(completed)
-                and all(d.defer_usage is None for d in field_details_list)
-                and all(d.fragment_variable_values is None for d in field_details_list)
-                and plain_list(return_type, nodes, self.fragment_definitions)
+            reusable = len(self.collected_errors.errors) == errors and plain_list(
+                return_type, nodes, self.fragment_definitions
             )
             result.keep_completed(nodes, completed if reusable else NOT_PLAIN)
         return completed
@@ -92,16 +88,15 @@ def plain_list(
     fragments: dict[str, FragmentDefinitionNode],
 ) -> bool:
     """Whether completing a list of `return_type` under `nodes` reads only its items' plain
-    values (see the module)."""
+    values (see the module). The document is valid: an object is selected into, a leaf is
+    not, and a field read by attribute takes no arguments."""
     item = return_type.of_type
     if is_non_null_type(item):
         item = item.of_type
-    if not is_object_type(item) or any(node.directives for node in nodes):
-        return False
-    return all(
-        node.selection_set is not None
-        and plain_selections(item, node.selection_set.selections, fragments)
-        for node in nodes
+    return (
+        is_object_type(item)
+        and not any(node.directives for node in nodes)
+        and all(plain_selections(item, selected(node), fragments) for node in nodes)
     )
 
 
@@ -110,29 +105,20 @@ def plain_selections(
     selections: Iterable[SelectionNode],
     fragments: dict[str, FragmentDefinitionNode],
 ) -> bool:
+    """Whether these selections of an `owner` read only its plain values. A fragment's type
+    condition needs no check: on an object type, a valid document's fragments all apply."""
     for selection in selections:
         if selection.directives:
             return False
         if isinstance(selection, FieldNode):
-            if not plain_field(owner, selection, fragments):
-                return False
+            plain = plain_field(owner, selection, fragments)
         elif isinstance(selection, FragmentSpreadNode):
-            fragment = fragments.get(selection.name.value)
-            if (
-                fragment is None
-                or fragment.directives
-                or fragment.variable_definitions
-                or fragment.type_condition.name.value != owner.name
-                or not plain_selections(owner, fragment.selection_set.selections, fragments)
-            ):
-                return False
-        elif isinstance(selection, InlineFragmentNode):
-            condition = selection.type_condition
-            if (condition is not None and condition.name.value != owner.name) or not (
-                plain_selections(owner, selection.selection_set.selections, fragments)
-            ):
-                return False
+            fragment = fragments[selection.name.value]
+            plain = plain_selections(owner, fragment.selection_set.selections, fragments)
         else:
+            inline = cast(InlineFragmentNode, selection)
+            plain = plain_selections(owner, inline.selection_set.selections, fragments)
+        if not plain:
             return False
     return True
 
@@ -143,15 +129,19 @@ def plain_field(
     name = node.name.value
     if name == "__typename":
         return True
-    field = owner.fields.get(name)
-    if field is None or node.arguments:
-        return False
+    field = owner.fields[name]
     definition = field.extensions.get(GraphQLCoreConverter.DEFINITION_BACKREF)
     if not isinstance(definition, StrawberryField) or not definition.is_basic_field:
         return False
     named = get_named_type(field.type)
     if is_leaf_type(named):
-        return node.selection_set is None
-    if is_object_type(named) and node.selection_set is not None:
-        return plain_selections(named, node.selection_set.selections, fragments)
-    return False
+        return True
+    # An interface or a union would be completed by its runtime type: none is read by
+    # attribute on a kept list's items today, so none is taken as plain.
+    return is_object_type(named) and plain_selections(named, selected(node), fragments)
+
+
+def selected(node: FieldNode) -> tuple[SelectionNode, ...]:
+    """The selections of a field of an object type (a valid document has them)."""
+    assert node.selection_set is not None
+    return node.selection_set.selections

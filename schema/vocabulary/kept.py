@@ -20,24 +20,25 @@ class Kept(list[T]):
 
     def __init__(self, items: Iterable[T] = ()) -> None:
         super().__init__(items)
-        self.slices: dict[tuple[bool, int], Kept[T]] = {}
+        self.slices: dict[tuple[int, int], Kept[T]] = {}
         self.completed: dict[tuple[int, ...], tuple[object, Any]] = {}
         """GraphQL's completed value of this list under a selection, by the identities of the
         selection's nodes (held in the value, so that no other node takes their identity)."""
 
     def head(self, size: int) -> "Kept[T]":
         """The first `size` items, the same list each time it is asked."""
-        return self if size >= len(self) else self._slice(True, size)
+        return self._slice(0, min(size, len(self)))
 
     def tail(self, size: int) -> "Kept[T]":
         """The last `size` items, the same list each time it is asked."""
-        return self if size >= len(self) else self._slice(False, size)
+        return self._slice(max(len(self) - size, 0), len(self))
 
-    def _slice(self, first: bool, size: int) -> "Kept[T]":
-        found = self.slices.get((first, size))
+    def _slice(self, start: int, stop: int) -> "Kept[T]":
+        if (start, stop) == (0, len(self)):
+            return self
+        found = self.slices.get((start, stop))
         if found is None:
-            items = self[:size] if first else self[len(self) - size :]
-            found = self.slices[(first, size)] = Kept(items)
+            found = self.slices[(start, stop)] = Kept(self[start:stop])
         return found
 
     def keep_completed(self, nodes: tuple[object, ...], value: Any) -> None:

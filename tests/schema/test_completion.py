@@ -23,12 +23,15 @@ from tests.http.reads.test_contract import GENERAL
 
 ROWS = """query Rows($slug: String!) {
   benchmark(slug: $slug) {
-    leaderboard { __typename rank modelName ...Model ... on LeaderboardRow { setting } score }
+    leaderboard { __typename rank modelName ...Row ... on LeaderboardRow { ...Setting } score }
     scoresOverTime { date score modelName }
     strongestModelTested { name }
+    siblings(first: 2) { nodes { slug } }
   }
 }
-fragment Model on LeaderboardRow { tracked model { id slug name } }"""
+fragment Row on LeaderboardRow { tracked model { ...Model } }
+fragment Model on Model { id slug name }
+fragment Setting on LeaderboardRow { setting }"""
 SHOWING = ROWS.replace("$slug: String!)", "$slug: String!, $show: Boolean!)")
 SHOWN = SHOWING.replace("rank modelName", "rank modelName @include(if: $show)")
 LIST_SHOWN = SHOWING.replace("leaderboard {", "leaderboard @include(if: $show) {")
@@ -76,6 +79,9 @@ async def test_a_plain_selection_is_completed_once(client: httpx.AsyncClient, st
     assert again["leaderboard"][0]["modelName"] == PLANTED  # taken as kept
     assert again["leaderboard"][1:] == first["leaderboard"][1:]
     assert again["scoresOverTime"] == first["scoresOverTime"]
+    assert again["siblings"] == first["siblings"]
+    assert len(first["siblings"]["nodes"]) == 2
+    assert any(row["model"] for row in first["leaderboard"])
 
 
 async def test_a_selection_with_a_directive_is_completed_each_time(

@@ -12,6 +12,9 @@ def test_a_slice_is_the_same_list_each_time_and_the_whole_is_itself() -> None:
     assert kept.head(2) is not kept.tail(2)
     assert kept.head(5) is kept
     assert kept.tail(9) is kept
+    assert kept.tail(5) is kept
+    assert kept.tail(1) == [4]
+    assert kept.head(0) == []
     assert type(kept.head(2)) is Kept
 
 
