@@ -12,7 +12,8 @@ A selection qualifies only when its completion cannot depend on anything but the
 field it selects (through fragments too) takes no arguments and no directive, is read by
 attribute (Strawberry's basic field: no resolver, no extension or permission), and is a scalar,
 an enum or an object type whose selection qualifies in turn. The selection is known by its
-nodes, from the parsed document the app keeps per text; an answer with an error is not kept.
+nodes, from the parsed document the app keeps per text. A slice of a kept list (`first: 10`)
+is answered with a slice of the whole list's completed value: the whole is completed once.
 
 graphql-core has no public hook to complete a subtree: its executor, which Strawberry lets a
 schema replace (`execution_context_class`), is extended at `complete_list_value`, the step
@@ -66,20 +67,25 @@ class ReusingCompletions(StrawberryGraphQLCoreExecutionContext):
             return super().complete_list_value(
                 return_type, field_details_list, info, path, result, position_context
             )
-        nodes = tuple(details.node for details in field_details_list)
-        found = result.completed_under(nodes)
-        if found is not None and found is not NOT_PLAIN:
-            return found  # type: ignore[no-any-return]
-        errors = len(self.collected_errors.errors)
-        completed = super().complete_list_value(
-            return_type, field_details_list, info, path, result, position_context
-        )
+        whole, nodes = result.whole, tuple(details.node for details in field_details_list)
+        found: Any = whole.completed_under(nodes)
         if found is None:
-            reusable = len(self.collected_errors.errors) == errors and plain_list(
-                return_type, nodes, self.fragment_definitions
+            if not plain_list(return_type, nodes, self.fragment_definitions):
+                whole.keep_completed(nodes, NOT_PLAIN)
+            else:  # The whole list, once: a slice of it is a slice of its completed value.
+                errors = len(self.collected_errors.errors)
+                found = super().complete_list_value(
+                    return_type, field_details_list, info, path, whole, position_context
+                )
+                if len(self.collected_errors.errors) == errors:
+                    whole.keep_completed(nodes, found)
+        if found is None or found is NOT_PLAIN:
+            return super().complete_list_value(
+                return_type, field_details_list, info, path, result, position_context
             )
-            result.keep_completed(nodes, completed if reusable else NOT_PLAIN)
-        return completed
+        if result is whole:
+            return found  # type: ignore[no-any-return]
+        return found[result.start : result.start + len(result)]  # type: ignore[no-any-return]
 
 
 def plain_list(

@@ -22,7 +22,7 @@ from schema.vocabulary.inputs import (
     as_plain,
     camel_case,
 )
-from schema.vocabulary.kept import MOST_SELECTIONS, Kept
+from schema.vocabulary.kept import MOST_SELECTIONS, MOST_SLICES, Kept
 from schema.vocabulary.node import SlugNode, global_id, node_id
 from schema.vocabulary.pagination import (
     MAX_LIST_SLICE,
@@ -49,6 +49,7 @@ __all__ = [
     "MAX_LIST_SLICE",
     "MAX_PAGE_SIZE",
     "MOST_SELECTIONS",
+    "MOST_SLICES",
     "RECOMPUTED",
     "SCALARS",
     "WRITE",

@@ -3,23 +3,31 @@ derived leaderboard's rows, a benchmark's scores over time), never changed in pl
 slices and the values GraphQL completed from it (schema.completion) kept beside it."""
 
 from collections.abc import Iterable
-from typing import Any, TypeVar
+from typing import Any, Optional, TypeVar
 
 T = TypeVar("T")
 
 MOST_SELECTIONS = 2
 """Selections whose completed values one list keeps (a page's rows, a client's own): a client
 sending ever new selections makes the oldest make room, not memory grow."""
+MOST_SLICES = 2
+"""Slices one list keeps (`first: 100` on a longer leaderboard, `last: 10`, ...), the oldest
+making room; a slice's completed value is a slice of its whole list's, so it holds no more."""
 
 
 class Kept(list[T]):
     """A list kept per version of what it was computed from (see the module). Being shared,
-    it is never changed in place: its slices are Kept lists of their own, each made once."""
+    it is never changed in place: its slices are Kept lists of their own, made once, which
+    know the `whole` they were taken from and where (`start`)."""
 
-    __slots__ = ("completed", "slices")
+    __slots__ = ("completed", "slices", "start", "whole")
 
-    def __init__(self, items: Iterable[T] = ()) -> None:
+    def __init__(
+        self, items: Iterable[T] = (), whole: Optional["Kept[T]"] = None, start: int = 0
+    ) -> None:
         super().__init__(items)
+        self.whole: Kept[T] = self if whole is None else whole
+        self.start = start
         self.slices: dict[tuple[int, int], Kept[T]] = {}
         self.completed: dict[tuple[int, ...], tuple[object, Any]] = {}
         """GraphQL's completed value of this list under a selection, by the identities of the
@@ -38,7 +46,9 @@ class Kept(list[T]):
             return self
         found = self.slices.get((start, stop))
         if found is None:
-            found = self.slices[(start, stop)] = Kept(self[start:stop])
+            if len(self.slices) >= MOST_SLICES:
+                del self.slices[next(iter(self.slices))]
+            found = self.slices[(start, stop)] = Kept(self[start:stop], self, start)
         return found
 
     def keep_completed(self, nodes: tuple[object, ...], value: Any) -> None:

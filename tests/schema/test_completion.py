@@ -7,6 +7,7 @@ version of the leaderboard) shows the data as it is."""
 
 from datetime import UTC, datetime
 from typing import Any
+from unittest.mock import ANY
 
 import httpx
 import pytest
@@ -35,6 +36,7 @@ fragment Setting on LeaderboardRow { setting }"""
 SHOWING = ROWS.replace("$slug: String!)", "$slug: String!, $show: Boolean!)")
 SHOWN = SHOWING.replace("rank modelName", "rank modelName @include(if: $show)")
 LIST_SHOWN = SHOWING.replace("leaderboard {", "leaderboard @include(if: $show) {")
+SLICED = ROWS.replace("leaderboard {", "leaderboard(first: 2) {")
 RANGES = ROWS.replace("rank modelName", "rank modelName rankRange { best worst }")
 PLANTED = "planted"
 
@@ -82,6 +84,18 @@ async def test_a_plain_selection_is_completed_once(client: httpx.AsyncClient, st
     assert again["siblings"] == first["siblings"]
     assert len(first["siblings"]["nodes"]) == 2
     assert any(row["model"] for row in first["leaderboard"])
+
+
+async def test_a_slice_is_a_slice_of_the_whole_lists_completed_value(
+    client: httpx.AsyncClient, store: Store
+) -> None:
+    first = await rows(client, SLICED, slug=GENERAL)
+    [completed] = plant(kept_rows(store))  # the whole list's, completed for the slice
+    assert len(completed) > len(first["leaderboard"]) == 2
+    assert first["leaderboard"] == [{**completed[0], "modelName": ANY}, completed[1]]
+    again = await rows(client, SLICED, slug=GENERAL)
+    assert again["leaderboard"] == completed[:2]
+    assert again["leaderboard"][0]["modelName"] == PLANTED
 
 
 async def test_a_selection_with_a_directive_is_completed_each_time(

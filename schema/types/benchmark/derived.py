@@ -40,15 +40,16 @@ from resolvers import (
 from resolvers import scores_over_time as points_over_time
 from schema.types.leaderboard import LeaderboardRow, ScorePoint
 from schema.types.model import Model
-from schema.vocabulary import MOST_SELECTIONS, Kept
+from schema.vocabulary import MOST_SELECTIONS, MOST_SLICES, Kept
 from store import BenchmarkDoc, BenchmarkSummaryDoc, EntryDoc, ModelDoc, PlaceDoc, Store, underlying
 
 # Measured with tracemalloc on synthetic 100-row boards (bench/synthetic.py), every figure asked
 # for: some 500 bytes of objects a row, plus the entry it keeps from being freed (some 600); a
 # score point some 120, plus the strings it keeps; the document kept with a board, a few kB.
 # And room for the values GraphQL completed from them (schema.completion), at most
-# MOST_SELECTIONS of each list: some 300 bytes an item for the page's selection.
-COMPLETED_BYTES = 300 * MOST_SELECTIONS
+# MOST_SELECTIONS of each list: some 300 bytes an item for the page's selection; and for
+# MOST_SLICES slices of it (8 bytes an item each: their completed values are slices too).
+COMPLETED_BYTES = 300 * MOST_SELECTIONS + 8 * MOST_SLICES
 ROW_BYTES = 1_200 + COMPLETED_BYTES
 POINT_BYTES = 250 + COMPLETED_BYTES
 BOARD_BYTES = 6_000

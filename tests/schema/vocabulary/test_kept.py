@@ -1,6 +1,7 @@
-"""A kept list's slices are made once, and it keeps the completed values of two selections."""
+"""A kept list's slices are made once (two kept), and it keeps the completed values of two
+selections."""
 
-from schema.vocabulary import MOST_SELECTIONS, Kept
+from schema.vocabulary import MOST_SELECTIONS, MOST_SLICES, Kept
 
 
 def test_a_slice_is_the_same_list_each_time_and_the_whole_is_itself() -> None:
@@ -27,3 +28,14 @@ def test_the_oldest_selection_makes_room() -> None:
     assert kept.completed_under(selections[0]) is None
     assert [kept.completed_under(nodes) for nodes in selections[1:]] == [[1], [2]]
     assert kept.completed_under((object(),)) is None
+
+
+def test_a_slice_knows_its_whole_and_the_oldest_slice_makes_room() -> None:
+    kept = Kept(range(5))
+    first, last = kept.head(3), kept.tail(2)
+    assert (first.whole, first.start, last.whole, last.start) == (kept, 0, kept, 3)
+    assert kept.whole is kept
+    assert MOST_SLICES == 2
+    assert kept.head(1) == [0]  # a third slice: the oldest, head(3), makes room
+    assert kept.tail(2) is last
+    assert kept.head(3) is not first
