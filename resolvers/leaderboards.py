@@ -57,17 +57,14 @@ def leaderboard(
         held = best.get(group)
         if held is None or _beats(entry, held[0], sign):
             best[group] = (entry, model)
+    # Each row's name made once (the sort's key and the row both ask for it).
+    named = [(entry, model, display_name(entry, model)) for entry, model in best.values()]
     ordered = sorted(
-        best.values(),
-        key=lambda held: (
-            -sign * held[0]["score"],
-            display_name(*held).casefold(),
-            display_name(*held),
-        ),
+        named, key=lambda held: (-sign * held[0]["score"], held[2].casefold(), held[2])
     )
     return [
-        Row(rank=place, model_name=display_name(entry, model), model=model, entry=entry)
-        for place, (entry, model) in enumerate(ordered, start=1)
+        Row(rank=place, model_name=name, model=model, entry=entry)
+        for place, (entry, model, name) in enumerate(ordered, start=1)
     ]
 
 

@@ -58,7 +58,11 @@ def interval_of(entry: EntryDoc, unit: str) -> Interval | None:
 
 def bounds(entry: EntryDoc, unit: str) -> tuple[float, float]:
     """The entry's interval as (low, high), or its score at both ends where it has none."""
-    interval = interval_of(entry, unit)
+    return interval_bounds(interval_of(entry, unit), entry["score"])
+
+
+def interval_bounds(interval: Interval | None, score: float) -> tuple[float, float]:
+    """`bounds` of an entry of `score` whose `interval_of` is `interval` (already computed)."""
     if interval is None:
-        return entry["score"], entry["score"]
+        return score, score
     return interval.low, interval.high
