@@ -11,11 +11,9 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from resolvers import (
+    Board,
     TrackedModels,
-    interval_bounds,
-    interval_of,
     leaderboard,
-    rank_ranges,
     released_after_test_set,
     reported_by,
     self_reported,
@@ -118,14 +116,7 @@ def board_lines(doc: BenchmarkDoc, tracked: TrackedModels, first: int) -> list[s
     metric = doc["metric"]
     unit, higher_is_better = metric["unit"], metric["higher_is_better"]
     rows = leaderboard(doc["entries"], higher_is_better=higher_is_better, tracked=tracked)
-    # Each row's interval computed once: its cells, and its bounds for the rank ranges (what
-    # `Board.ranges` gives, from the same rule).
-    intervals = [interval_of(row.entry, unit) for row in rows]
-    ends = [
-        interval_bounds(interval, row.entry["score"])
-        for interval, row in zip(intervals, rows, strict=True)
-    ]
-    ranges = rank_ranges(ends, higher_is_better=higher_is_better)
+    board = Board(rows, unit=unit, higher_is_better=higher_is_better)
     read_on = _text(doc["scores_refreshed_on"])
     # Whether a row's model came out after the test set is a question of its release month;
     # whether the row is self-reported, of who reported it (its kind) and the model's lab: each
@@ -134,7 +125,7 @@ def board_lines(doc: BenchmarkDoc, tracked: TrackedModels, first: int) -> list[s
     own: dict[tuple[str | None, str | None], str] = {}
     texts = _Texts()  # settings, sources, dates, notes and kinds: the same few on many rows
     lines = []
-    for row, interval, place in zip(rows[:first], intervals, ranges, strict=False):
+    for row, interval, place in zip(rows[:first], board.intervals, board.ranges, strict=False):
         entry, model = row.entry, row.model
         released = lab = None
         if model is not None:

@@ -35,10 +35,10 @@ from resolvers.leaderboards import (
     tracked_model_count,
 )
 from resolvers.ordering import catalog_order
-from resolvers.ranking import Board, Places, RankRange, StoredPlaces, rank_ranges
+from resolvers.ranking import Board, Places, RankRange, StoredPlaces
 from resolvers.reporting import ReportFilter, reported_by, reported_entries, self_reported
 from resolvers.tracking import TrackedModels, index_by_key, model_key, model_keys, tracked_model
-from resolvers.uncertainty import Interval, interval_bounds, interval_of
+from resolvers.uncertainty import Interval, interval_of
 
 __all__ = [
     "BenchmarkOrder",
@@ -61,7 +61,6 @@ __all__ = [
     "family_root",
     "headroom",
     "index_by_key",
-    "interval_bounds",
     "interval_of",
     "is_recorded",
     "last_model_added",
@@ -70,7 +69,6 @@ __all__ = [
     "model_key",
     "model_keys",
     "near_ceiling",
-    "rank_ranges",
     "read_as_of",
     "read_changes",
     "released_after_test_set",

@@ -14,7 +14,7 @@ from functools import cached_property
 from typing import Protocol
 
 from resolvers.leaderboards import Row
-from resolvers.uncertainty import bounds
+from resolvers.uncertainty import Interval, interval_bounds, interval_of
 
 Bounds = tuple[float, float]
 """A row's interval as (low, high), low ≤ high; a point is (score, score)."""
@@ -59,8 +59,13 @@ class Board:
     higher_is_better: bool
 
     @cached_property
+    def intervals(self) -> list[Interval | None]:
+        """Each row's interval (`interval_of`), computed once for its ranges and its cells."""
+        return [interval_of(row.entry, self.unit) for row in self.rows]
+
+    @cached_property
     def ranges(self) -> list[RankRange]:
-        return self._ranges_of(self.rows)
+        return self._ranges_of(range(len(self.rows)))
 
     def range_of(self, row: Row) -> RankRange:
         return self.ranges[row.rank - 1]  # ranks are 1-based positions
@@ -75,11 +80,13 @@ class Board:
 
     def tracked_leaders(self) -> list[Row]:
         """Every tracked row that could be first among tracked rows, ranked among them only."""
-        tracked = [row for row in self.rows if row.tracked]
-        return [tracked[index] for index in could_lead(self._ranges_of(tracked))]
+        tracked = [place for place, row in enumerate(self.rows) if row.tracked]
+        return [self.rows[tracked[index]] for index in could_lead(self._ranges_of(tracked))]
 
-    def _ranges_of(self, rows: list[Row]) -> list[RankRange]:
-        ends = [bounds(row.entry, self.unit) for row in rows]
+    def _ranges_of(self, places: Sequence[int]) -> list[RankRange]:
+        """The ranges of the rows at these positions, ranked among them only."""
+        rows, intervals = self.rows, self.intervals
+        ends = [interval_bounds(intervals[place], rows[place].entry["score"]) for place in places]
         return rank_ranges(ends, higher_is_better=self.higher_is_better)
 
 
