@@ -1,8 +1,8 @@
 """Making a release: the almanac frozen at the change-log cursor into files written as they are
 read (the NDJSON export, Every Eval Ever JSONL (interchange/), one CSV a leaderboard), hashed
-as they stream, then named by its manifest's SHA-256. The store is read once: each batch of
-benchmark documents makes its NDJSON lines, its records and its leaderboards (a pass a file
-read every document three times).
+by the store as it writes them, then named by its manifest's SHA-256. The store is read once:
+each batch of benchmark documents makes its NDJSON lines, its records and its leaderboards (a
+pass a file read every document three times).
 
 Memory holds two batches of documents, a few chunks of each file, and a line of the manifest a
 file, whatever the almanac's size. The id's date is the data's own (the newest date its reads
@@ -11,9 +11,8 @@ days, or in two data directories, gets the same id.
 """
 
 import asyncio
-import hashlib
 import json
-from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -80,25 +79,6 @@ class Tally:
                 self.newest = max(self.newest, str(read["read_on"]), str(recorded)[:10])
 
 
-class Hashed:
-    """A file's bytes counted and hashed as they pass on to the store."""
-
-    def __init__(self, name: str, media_type: str) -> None:
-        self.name, self.media_type = name, media_type
-        self.size, self.sha = 0, hashlib.sha256()
-
-    async def through(self, chunks: AsyncIterable[bytes]) -> AsyncIterator[bytes]:
-        async for chunk in chunks:
-            self.size += len(chunk)
-            # Here, not in a thread: on shared cores the hand-overs cost more CPU than the
-            # hash (measured: a release's CPU time 11.2 s in a thread, 7.7 s here).
-            self.sha.update(chunk)
-            yield chunk
-
-    def file(self) -> ReleaseFile:
-        return ReleaseFile(self.name, self.size, self.sha.hexdigest(), self.media_type)
-
-
 async def make_release(
     store: Store,
     title: str,
@@ -154,10 +134,12 @@ async def make_release(
 
 class Stream:
     """A file's lines, made by the one pass over the store, handed to its writer in chunks of
-    some CHUNK_BYTES (a few queued: the pass waits for a slow writer)."""
+    some CHUNK_BYTES (a few queued: the pass waits for a slow writer); its size and SHA-256 as
+    the store wrote it."""
 
     def __init__(self, name: str, media_type: str) -> None:
-        self.hashed = Hashed(name, media_type)
+        self.name, self.media_type = name, media_type
+        self.file: ReleaseFile | None = None
         self.queue: asyncio.Queue[bytes | None] = asyncio.Queue(QUEUED_CHUNKS)
         self.held: list[bytes] = []
         self.size = 0
@@ -181,7 +163,8 @@ class Stream:
             yield chunk
 
     async def written(self, staging: ReleaseStaging) -> None:
-        await staging.put(self.hashed.name, self.hashed.through(self.chunks()))
+        written = await staging.put(self.name, self.chunks())
+        self.file = ReleaseFile(self.name, written.size, written.sha256, self.media_type)
 
 
 async def _written(
@@ -216,7 +199,9 @@ async def _written(
         await boards.close()
 
     await _together(read(), ndjson.written(staging), eee.written(staging), boards.written(staging))
-    return [ndjson.hashed.file(), eee.hashed.file(), *boards.files], boards.rows
+    assert ndjson.file is not None  # each written whole
+    assert eee.file is not None
+    return [ndjson.file, eee.file, *boards.files], boards.rows
 
 
 class Boards:
@@ -233,10 +218,9 @@ class Boards:
         made = []
         for doc in batch:
             lines = boards[doc["slug"]]
-            data, name = board_csv(lines), f"benchmarks/{doc['slug']}.csv"
+            name = f"benchmarks/{doc['slug']}.csv"
             self.rows[name] = len(lines)
-            made.append((name, data))
-            self.files.append(ReleaseFile(name, len(data), hashlib.sha256(data).hexdigest(), CSV))
+            made.append((name, board_csv(lines)))
         await self.queue.put(made)
 
     async def close(self) -> None:
@@ -244,7 +228,8 @@ class Boards:
 
     async def written(self, staging: ReleaseStaging) -> None:
         while (made := await self.queue.get()) is not None:
-            await staging.put_files(made)
+            for (name, _), written in zip(made, await staging.put_files(made), strict=True):
+                self.files.append(ReleaseFile(name, written.size, written.sha256, CSV))
 
 
 def _ndjson_line(line: dict[str, Any]) -> bytes:

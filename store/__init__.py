@@ -80,6 +80,7 @@ from store.releases import (
     RELEASES_READ,
     ReleaseStaging,
     ReleaseStorage,
+    Written,
     announce_release,
     release_storage,
 )
@@ -163,6 +164,7 @@ __all__ = [
     "WebhookDoc",
     "Write",
     "WriteFailed",
+    "Written",
     "YearMonth",
     "announce_release",
     "as_date",

@@ -2,9 +2,10 @@
 
 The embedded store keeps a release in its data directory, `releases/<id>/`: its files, and
 `release.json` (its record). A release is staged in a directory of its own, each file written
-there, the record last; everything is then flushed to disk at once (`os.sync`: one call, where
-fsyncing 10,000 leaderboards' files one by one took a minute), and the directory renamed to its
-id, in one step: a release is there whole, on disk, or not at all. MongoDB keeps the files in
+there (a large one flushed to disk as it streams), the record last; everything is then flushed
+to disk at once (`os.sync`: one call, where fsyncing 10,000 leaderboards' files one by one took
+a minute), and the directory renamed to its id, in one step: a release is there whole, on disk,
+or not at all. MongoDB keeps the files in
 GridFS (bucket `releases`, named `<staging token>/<name>`) and the record in the `releases`
 collection, written after every file (its insertion is the release appearing; a unique id
 refuses a second).
@@ -15,11 +16,13 @@ What a release holds is decided above (releases/): here, only bytes and records.
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import os
 import secrets
 import shutil
 from collections.abc import AsyncIterable, AsyncIterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
 
@@ -47,18 +50,32 @@ RELEASES_READ = SITE
 depends on."""
 
 
-class ReleaseStaging(Protocol):
-    """A release being written: its files, then its record (`commit`), or nothing (`discard`)."""
+@dataclass(frozen=True)
+class Written:
+    """A file as a staging wrote it: its size, and its bytes' SHA-256 in hex."""
 
-    async def put(self, name: str, chunks: AsyncIterable[bytes]) -> None:
+    size: int
+    sha256: str
+
+    @classmethod
+    def of(cls, data: bytes) -> "Written":
+        return cls(len(data), hashlib.sha256(data).hexdigest())
+
+
+class ReleaseStaging(Protocol):
+    """A release being written: its files, then its record (`commit`), or nothing (`discard`).
+    Each file is hashed as it is written (the embedded store: in the thread that writes it,
+    where hashing leaves the event loop's core to the work that makes the bytes)."""
+
+    async def put(self, name: str, chunks: AsyncIterable[bytes]) -> Written:
         """Write the file `name` (a relative path: `a/b.csv`) from `chunks`, as they come."""
         ...
 
-    async def put_bytes(self, name: str, data: bytes) -> None:
+    async def put_bytes(self, name: str, data: bytes) -> Written:
         """Write the file `name` holding `data` (a small file: one round trip)."""
         ...
 
-    async def put_files(self, files: Sequence[tuple[str, bytes]]) -> None:
+    async def put_files(self, files: Sequence[tuple[str, bytes]]) -> list[Written]:
         """Write each small file (`name`, `data`), all in one step (a release's leaderboards:
         a batch of them in one hand-over to a thread, not one each)."""
         ...
@@ -139,33 +156,85 @@ def _fsync_directory(path: Path) -> None:
         os.close(descriptor)
 
 
+WRITTEN_BACK_BYTES = 8 * 1024 * 1024
+"""A streamed file's bytes are flushed to disk and dropped from the page cache every this many
+(`_WrittenBack`)."""
+
+
+class _WrittenBack:
+    """A large file written as it streams, its bytes flushed to disk and dropped from the page
+    cache every WRITTEN_BACK_BYTES: a release's gigabytes do not push the database's pages out
+    of the cache, the final `os.sync` has little left to write, and the next chunks reuse the
+    pages just dropped (on this project's VMs a page the cache takes fresh costs the kernel 3 s
+    of system time a GB written, a reused one 0.4 s: docs/performance.md)."""
+
+    def __init__(self, descriptor: int) -> None:
+        self.descriptor = descriptor
+        self.flushed = self.written = 0
+        self.sha = hashlib.sha256()
+
+    @classmethod
+    def open(cls, path: Path) -> "_WrittenBack":
+        return cls(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644))
+
+    def write(self, chunk: bytes) -> None:
+        """The chunk written and hashed (hashlib lets go of the GIL for a chunk this size)."""
+        self.sha.update(chunk)
+        view = memoryview(chunk)
+        while view:
+            view = view[os.write(self.descriptor, view) :]
+        self.written += len(chunk)
+        if self.written - self.flushed >= WRITTEN_BACK_BYTES:
+            self._write_back()
+
+    def _write_back(self) -> None:
+        _flush(self.descriptor)
+        if DROP_CACHED is not None:  # not on macOS: the pages stay cached
+            length = self.written - self.flushed
+            os.posix_fadvise(self.descriptor, self.flushed, length, DROP_CACHED)
+        self.flushed = self.written
+
+    def close(self) -> None:
+        os.close(self.descriptor)
+
+    def done(self) -> Written:
+        return Written(self.written, self.sha.hexdigest())
+
+
+_flush = getattr(os, "fdatasync", os.fsync)  # the data, not the times (macOS: fsync)
+DROP_CACHED: int | None = getattr(os, "POSIX_FADV_DONTNEED", None)
+
+
 class FileStaging:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.directory = root / f".staging-{secrets.token_hex(8)}"
 
-    async def put(self, name: str, chunks: AsyncIterable[bytes]) -> None:
+    async def put(self, name: str, chunks: AsyncIterable[bytes]) -> Written:
         target = self.directory / _safe(name)
         await asyncio.to_thread(target.parent.mkdir, parents=True, exist_ok=True)
-        out = await asyncio.to_thread(target.open, "wb")
+        out = await asyncio.to_thread(_WrittenBack.open, target)
         try:
             async for chunk in chunks:
                 await asyncio.to_thread(out.write, chunk)
         finally:
             await asyncio.to_thread(out.close)
+        return out.done()
 
-    async def put_bytes(self, name: str, data: bytes) -> None:
-        await self.put_files([(name, data)])
+    async def put_bytes(self, name: str, data: bytes) -> Written:
+        [written] = await self.put_files([(name, data)])
+        return written
 
-    async def put_files(self, files: Sequence[tuple[str, bytes]]) -> None:
+    async def put_files(self, files: Sequence[tuple[str, bytes]]) -> list[Written]:
         targets = [(self.directory / _safe(name), data) for name, data in files]
 
-        def write() -> None:
+        def write() -> list[Written]:
             for target, data in targets:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(data)
+            return [Written.of(data) for _, data in targets]
 
-        await asyncio.to_thread(write)
+        return await asyncio.to_thread(write)
 
     async def commit(self, release_id: str, record: dict[str, Any]) -> bool:
         target = self.root / _safe(release_id)
@@ -266,26 +335,30 @@ class GridFsStaging:
         self.bucket = bucket
         self.token = secrets.token_hex(8)
 
-    async def put(self, name: str, chunks: AsyncIterable[bytes]) -> None:
+    async def put(self, name: str, chunks: AsyncIterable[bytes]) -> Written:
         upload = self.bucket.open_upload_stream_with_id(
             ObjectId(), f"{self.token}/{_safe(name)}", metadata={"staging": self.token}
         )
+        sha, size = hashlib.sha256(), 0
         try:
             async for chunk in chunks:
+                sha.update(chunk)
+                size += len(chunk)
                 await upload.write(chunk)
         except BaseException:
             await upload.abort()
             raise
         await upload.close()
+        return Written(size, sha.hexdigest())
 
-    async def put_bytes(self, name: str, data: bytes) -> None:
+    async def put_bytes(self, name: str, data: bytes) -> Written:
         await self.bucket.upload_from_stream_with_id(
             ObjectId(), f"{self.token}/{_safe(name)}", data, metadata={"staging": self.token}
         )
+        return Written.of(data)
 
-    async def put_files(self, files: Sequence[tuple[str, bytes]]) -> None:
-        for name, data in files:
-            await self.put_bytes(name, data)
+    async def put_files(self, files: Sequence[tuple[str, bytes]]) -> list[Written]:
+        return [await self.put_bytes(name, data) for name, data in files]
 
     async def commit(self, release_id: str, record: dict[str, Any]) -> bool:
         try:

@@ -28,7 +28,7 @@ from typing import Any, NoReturn
 
 import httpx
 import pytest
-from mongomock_motor import AsyncMongoMockClient
+from mongomock_motor import AsyncMongoMockClient, enabled_gridfs_integration
 
 from editing.importer import seed
 from server.api_keys import create_key
@@ -78,6 +78,15 @@ async def empty_store(kind: str, data_dir: Path) -> Store:
     opened.version.known = True  # Only this test writes to its database.
     await prepare(opened)
     return opened
+
+
+@pytest.fixture
+def gridfs_on_mongomock() -> Iterator[None]:
+    """On mongomock, motor's own GridFS code runs over mongomock's collections
+    (mongomock_motor's GridFS integration, which patches pymongo's type checks for them); with
+    ALMANAC_TEST_MONGODB_URI, over a real MongoDB."""
+    with enabled_gridfs_integration():
+        yield
 
 
 @pytest.fixture
