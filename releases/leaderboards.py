@@ -123,6 +123,7 @@ def board_lines(doc: BenchmarkDoc, tracked: TrackedModels, first: int) -> list[s
     # asked once a leaderboard (of the few months, kinds and labs), not once a row.
     contaminated: dict[str | None, str] = {}
     own: dict[tuple[str | None, str | None], str] = {}
+    kinds: dict[str | None, str | None] = {}  # by the entry's own reporter: `reported_by`
     texts = _Texts()  # settings, sources, dates, notes and kinds: the same few on many rows
     lines = []
     for row, interval, place in zip(rows[:first], board.intervals, board.ranges, strict=False):
@@ -133,24 +134,27 @@ def board_lines(doc: BenchmarkDoc, tracked: TrackedModels, first: int) -> list[s
             lab = None if model["lab"] is None else model["lab"]["slug"]
         if (after := contaminated.get(released)) is None:
             after = contaminated[released] = _flag(released_after_test_set(model, doc))
-        kind = reported_by(entry, doc)
+        if (reporter := entry.get("reported_by")) in kinds:
+            kind = kinds[reporter]
+        else:
+            kind = kinds[reporter] = reported_by(entry, doc)
         if (mine := own.get((kind, lab))) is None:
             mine = own[kind, lab] = _flag(self_reported(entry, model, doc))
         listed = entry["model_name"]
         shown = _text(listed)
         standard_error, sample_size = entry.get("standard_error"), entry.get("sample_size")
+        cells = (
+            NO_INTERVAL
+            if interval is None
+            else f"{interval.low},{interval.high},{interval.level},"
+            f"{'true' if interval.computed else 'false'}"
+        )
         lines.append(
             f"{row.rank},{shown if row.model_name is listed else _text(row.model_name)},{shown},"
             f"{'false' if model is None else 'true'},{entry['score']},"
             f"{texts[entry['setting']]},{texts[entry['source']]},"
-            f"{texts[entry['published_on']]},{texts[entry.get('note')]},{read_on},"
-            + (
-                NO_INTERVAL
-                if interval is None
-                else f"{interval.low},{interval.high},{interval.level},"
-                f"{'true' if interval.computed else 'false'}"
-            )
-            + f",{'' if standard_error is None else standard_error},"
+            f"{texts[entry['published_on']]},{texts[entry.get('note')]},{read_on},{cells},"
+            f"{'' if standard_error is None else standard_error},"
             f"{'' if sample_size is None else sample_size},{place.best},{place.worst},"
             f"{texts[kind]},{mine},{after}\r\n"
         )

