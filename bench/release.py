@@ -7,16 +7,17 @@ on that store, timed, `--repeats` times in turn (on shared cores the machine's l
 between runs: each release is compared with the export just before it): the export written as
 `almanac export FILE.ndjson` writes it (`editing.write_export`), then the release made by
 `schema.create_release` (what `almanac release create` and the createRelease mutation run),
-while a thread samples the process's RSS every 10 ms from just before (after the export). The
-release made is set aside before the next (the same data would give the release made, at
-once): moved out of the data directory, and deleted only once every turn is measured. Deleted
-between turns, its 10,000 files made the next release's file creations slow: ext4 without a
-journal (this machine's disk) skips, at each new inode, the inodes freed in the last minutes
+while a thread samples the process's RSS every 10 ms from just before (after the export; the
+export is sampled the same way, so that both carry the sampler's cost). The release made is
+set aside before the next (the same data would give the release made, at once): moved out of
+the data directory, and deleted only once every turn is measured. Deleted between turns, its
+10,000 files made the next release's file creations slow: ext4 without a journal (this
+machine's disk) skips, at each new inode, the inodes freed in the last minutes
 (`recently_deleted` in a kernel profile: 1 to 3 s of system time at 2,000 benchmarks), a cost
-of the bench's deletion, not of making a release. Then
-`almanac serve` serves the data directory: the server's RSS idle (after one small download), and
-its peak while a client downloads the release's NDJSON, its manifest and the first 200
-leaderboards' CSVs, each read to its end.
+of the bench's deletion, not of making a release. Then `almanac serve` serves the data
+directory: the server's RSS idle (after one small download), and its peak while a client
+downloads the release's NDJSON, its manifest and the first 200 leaderboards' CSVs, each read
+to its end.
 
 Bars (issue 29): memory grows at most 100 MB while the release is made and while it is
 downloaded; making it takes at most 2x the export's time.
@@ -121,10 +122,10 @@ def _imported(benchmarks: int, data_dir: Path, scratch: Path) -> float:
 
 async def _make_measured(data_dir: Path, repeats: int) -> dict[str, Any]:
     """In one process (the server's code path for both), `repeats` times: the export written
-        as `almanac export` writes it, timed; then the release made, timed, its RSS sampled every
-        10 ms from just before (after the export: what reading everything once leaves in memory is
-        not counted). The release/export ratio is the median of the turns'; the same of their CPU
-    time beside it."""
+    as `almanac export` writes it, timed; then the release made, timed, its RSS sampled every
+    10 ms from just before (after the export: what reading everything once leaves in memory is
+    not counted; the export sampled too, so that both carry the sampler). The release/export
+    ratio is the median of the turns'; the same of their CPU time beside it."""
     from editing import write_export  # the child's imports only
     from schema import create_release
     from store import connect
@@ -135,11 +136,14 @@ async def _make_measured(data_dir: Path, repeats: int) -> dict[str, Any]:
     try:
         for _ in range(repeats):
             _set_aside(data_dir)
-            began, cpu = time.monotonic(), cpu_seconds()
-            with (data_dir.parent / "almanac.ndjson").open("w", encoding="utf-8") as out:
-                await write_export(store, out, ndjson=True)
-            exports.append(time.monotonic() - began)
-            export_cpu.append(cpu_seconds() - cpu)
+            # Sampled as the release is, so that both carry the sampler's cost (a thread taking
+            # the GIL every 10 ms).
+            with _PeakRss(rss_mb_self()):
+                began, cpu = time.monotonic(), cpu_seconds()
+                with (data_dir.parent / "almanac.ndjson").open("w", encoding="utf-8") as out:
+                    await write_export(store, out, ndjson=True)
+                exports.append(time.monotonic() - began)
+                export_cpu.append(cpu_seconds() - cpu)
             before = rss_mb_self()
             with _PeakRss(before) as peak:
                 began, cpu = time.monotonic(), cpu_seconds()
@@ -210,7 +214,7 @@ class _PeakRss:
 
 def cpu_seconds() -> float:
     """The process's CPU time so far, user and system, its threads' included: the machine's
-    load stretches it less than the clock (the release's includes the RSS sampler's reads)."""
+    load stretches it less than the clock (both steps' include the RSS sampler's reads)."""
     used = resource.getrusage(resource.RUSAGE_SELF)
     return used.ru_utime + used.ru_stime
 
