@@ -40,6 +40,8 @@ UNIT_WORDS = {
 }
 UNKNOWN = "unknown"
 ID_PREFIX = "almanac/"
+SORTED_DETAILS = sorted(ALMANAC_DETAILS)
+"""A result's details in the order their keys sort in (`_score_details`)."""
 # The same in every record (shared by them: records are only read, by the encoder).
 EVAL_LIBRARY: Final = {"name": UNKNOWN, "version": UNKNOWN}
 DEPLOYMENT: Final = {"deployment_type": UNKNOWN, "model_availability": UNKNOWN}
@@ -325,9 +327,6 @@ def _score_details(entry: EntryDoc) -> dict[str, Any]:
     if uncertainty := _uncertainty(entry):
         score_details["uncertainty"] = uncertainty
     return score_details
-
-
-SORTED_DETAILS = sorted(ALMANAC_DETAILS)
 
 
 def _range(unit: str, ceiling: float | None) -> tuple[Any, Any]:
