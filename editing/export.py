@@ -108,12 +108,18 @@ async def export_dataset(store: Store) -> Dataset:
 
 # The file holds what the write side takes (editing.inputs), field for field: its format is
 # those declarations', and a field added there is exported and imported with no change here.
+# Their names taken once (pydantic's `model_fields` is a property, asked for each entry).
+MODEL_FIELDS = tuple(ModelFields.model_fields)
+BENCHMARK_FIELDS = tuple(BenchmarkFields.model_fields)
+SOURCE_FIELDS = tuple(SourceFields.model_fields)
+READ_FIELDS = tuple(name for name in ReadFields.model_fields if name not in READ_REQUEST_ONLY)
+ENTRY_FIELDS = tuple(EntryFields.model_fields)
 
 
 def _exported_model(doc: ModelDoc) -> dict[str, Any]:
     return {
         "slug": doc["slug"],
-        **{name: doc[name] for name in ModelFields.model_fields},  # type: ignore[literal-required]
+        **{name: doc[name] for name in MODEL_FIELDS},  # type: ignore[literal-required]
         "lab": doc["lab"]["slug"] if doc["lab"] else None,
     }
 
@@ -124,26 +130,22 @@ def _exported_benchmark(doc: BenchmarkDoc) -> dict[str, Any]:
     return {
         "slug": doc["slug"],
         # A field added later is absent from older documents: exported empty.
-        **{name: doc.get(name) for name in BenchmarkFields.model_fields},
+        **{name: doc.get(name) for name in BENCHMARK_FIELDS},
         "made_by": doc["made_by"]["slug"] if doc["made_by"] else None,
         "category": doc["category"]["slug"],
         "source": None
         if source is None
         else {
-            **{name: source.get(name) for name in SourceFields.model_fields},
+            **{name: source.get(name) for name in SOURCE_FIELDS},
             "lab": None if lab is None else lab["slug"],
         },
         "reads": [
             {
-                **{
-                    name: read[name]  # type: ignore[literal-required]
-                    for name in ReadFields.model_fields
-                    if name not in READ_REQUEST_ONLY
-                },
+                **{name: read[name] for name in READ_FIELDS},  # type: ignore[literal-required]
                 "entries": [
                     {
                         name: entry.get(name)
-                        for name in EntryFields.model_fields
+                        for name in ENTRY_FIELDS
                         if name in entry or name not in OMITTED_WHEN_EMPTY
                     }
                     for entry in read["entries"]
