@@ -11,7 +11,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from resolvers.leaderboards import Row
 from resolvers.uncertainty import Interval, interval_bounds, interval_of
@@ -20,8 +20,9 @@ Bounds = tuple[float, float]
 """A row's interval as (low, high), low ≤ high; a point is (score, score)."""
 
 
-@dataclass(frozen=True, slots=True)
-class RankRange:
+class RankRange(NamedTuple):
+    """A row's best and worst places (a named tuple, as `Row` is: one a row)."""
+
     best: int
     worst: int
 
