@@ -20,7 +20,7 @@ import orjson
 
 from interchange.eee import ALMANAC_DETAILS, KEPT_BENCHMARK, KEPT_REPORTER
 from interchange.eee_schema import CURRENT
-from store import BenchmarkDoc, Collection, EntryDoc, MetricUnit, Store
+from store import BenchmarkDoc, Collection, EntryDoc, IntervalDoc, MetricUnit, Store
 
 BATCH = 4
 """Benchmarks read at a time (each with its history: some tens of kilobytes)."""
@@ -320,12 +320,17 @@ def _result(common: _Common, entry: EntryDoc) -> dict[str, Any]:
 def _score_details(entry: EntryDoc) -> dict[str, Any]:
     """A result's `score_details`, each dict's keys in sorted order (orjson keeps the order:
     the template writes it as it is, without sorting)."""
-    details = {
-        name: str(value) for name in SORTED_DETAILS if (value := entry.get(name)) is not None
-    }
+    details = {}  # a loop, not a comprehension: in Python 3.11 that is a function called
+    for name in SORTED_DETAILS:
+        if (value := entry.get(name)) is not None:
+            details[name] = str(value)
     score_details: dict[str, Any] = {"details": details, "score": entry["score"]}
-    if uncertainty := _uncertainty(entry):
-        score_details["uncertainty"] = uncertainty
+    interval = entry.get("interval")
+    sample_size = entry.get("sample_size")
+    standard_error = entry.get("standard_error")
+    # Most rows say nothing of how uncertain they are: nothing more is made for them.
+    if interval is not None or sample_size is not None or standard_error is not None:
+        score_details["uncertainty"] = _uncertainty(interval, sample_size, standard_error)
     return score_details
 
 
@@ -337,16 +342,18 @@ def _range(unit: str, ceiling: float | None) -> tuple[Any, Any]:
     return (0.0, ceiling) if ceiling is not None else (None, None)
 
 
-def _uncertainty(entry: EntryDoc) -> dict[str, Any]:
+def _uncertainty(
+    interval: IntervalDoc | None, sample_size: int | None, standard_error: float | None
+) -> dict[str, Any]:
     uncertainty: dict[str, Any] = {}
-    if (interval := entry.get("interval")) is not None:
+    if interval is not None:
         uncertainty["confidence_interval"] = {
             "confidence_level": interval["level"],
             "lower": interval["low"],
             "upper": interval["high"],
         }
-    if (sample_size := entry.get("sample_size")) is not None:
+    if sample_size is not None:
         uncertainty["num_samples"] = sample_size
-    if (standard_error := entry.get("standard_error")) is not None:
+    if standard_error is not None:
         uncertainty["standard_error"] = {"value": standard_error}
     return uncertainty
