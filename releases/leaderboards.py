@@ -127,7 +127,7 @@ def board_lines(doc: BenchmarkDoc, tracked: TrackedModels, first: int) -> list[s
     texts = _Texts()  # settings, sources, dates, notes and kinds: the same few on many rows
     lines = []
     for row, interval, place in zip(rows[:first], board.intervals, board.ranges, strict=False):
-        entry, model = row.entry, row.model
+        rank, name, model, entry = row
         released = lab = None
         if model is not None:
             released = model["released_on"]
@@ -150,7 +150,7 @@ def board_lines(doc: BenchmarkDoc, tracked: TrackedModels, first: int) -> list[s
             f"{'true' if interval.computed else 'false'}"
         )
         lines.append(
-            f"{row.rank},{shown if row.model_name is listed else _text(row.model_name)},{shown},"
+            f"{rank},{shown if name is listed else _text(name)},{shown},"
             f"{'false' if model is None else 'true'},{entry['score']},"
             f"{texts[entry['setting']]},{texts[entry['source']]},"
             f"{texts[entry['published_on']]},{texts[entry.get('note')]},{read_on},{cells},"

@@ -12,7 +12,7 @@ days, or in two data directories, gets the same id.
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -144,14 +144,14 @@ class Stream:
         self.held: list[bytes] = []
         self.size = 0
 
-    async def add(self, lines: Iterable[bytes]) -> None:
-        """The lines (encoded, each ending in a newline) added, a chunk handed on when full."""
-        for encoded in lines:
-            self.held.append(encoded)
-            self.size += len(encoded)
-            if self.size >= CHUNK_BYTES:
-                await self.queue.put(b"".join(self.held))
-                self.held, self.size = [], 0
+    async def add(self, lines: list[bytes]) -> None:
+        """The lines (encoded, each ending in a newline) added, a chunk handed on once full
+        (a benchmark's lines are added at once: a chunk may pass CHUNK_BYTES by as many)."""
+        self.held += lines
+        self.size += sum(map(len, lines))
+        if self.size >= CHUNK_BYTES:
+            await self.queue.put(b"".join(self.held))
+            self.held, self.size = [], 0
 
     async def close(self) -> None:
         if self.held:
@@ -190,7 +190,7 @@ async def _written(
                     line = exported_benchmark(doc)
                     tally.see(line)
                     await ndjson.add([_ndjson_line(line)])
-                    await eee.add(eee_benchmark_bytes(doc))
+                    await eee.add(list(eee_benchmark_bytes(doc)))
                 await boards.add(await computing, batch)
             finally:
                 computing.cancel()

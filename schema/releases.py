@@ -66,7 +66,11 @@ def leaderboard_reader(store: Store) -> ReadLeaderboards:
     asked: set[str] = set()
 
     async def read(docs: list[BenchmarkDoc]) -> dict[str, list[str]]:
-        keys = {model_key(entry["model_name"]) for doc in docs for entry in doc["entries"]}
+        keys = {
+            entry.get("model_key") or model_key(entry["model_name"])  # as `leaderboard` asks
+            for doc in docs
+            for entry in doc["entries"]
+        }
         if new := list(keys - asked):
             tracked.update(index_by_key(await store.models_by_keys(new)))
             asked.update(new)

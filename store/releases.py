@@ -229,8 +229,10 @@ class FileStaging:
         targets = [(self.directory / _safe(name), data) for name, data in files]
 
         def write() -> list[Written]:
+            folders = {target.parent for target, _ in targets}  # a batch's are mostly one
+            for folder in folders:
+                folder.mkdir(parents=True, exist_ok=True)
             for target, data in targets:
-                target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(data)
             return [Written.of(data) for _, data in targets]
 
