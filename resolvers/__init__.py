@@ -37,7 +37,14 @@ from resolvers.leaderboards import (
 from resolvers.ordering import catalog_order
 from resolvers.ranking import Board, Places, RankRange, StoredPlaces
 from resolvers.reporting import ReportFilter, reported_by, reported_entries, self_reported
-from resolvers.tracking import TrackedModels, index_by_key, model_key, model_keys, tracked_model
+from resolvers.tracking import (
+    TrackedModels,
+    entry_key,
+    index_by_key,
+    model_key,
+    model_keys,
+    tracked_model,
+)
 from resolvers.uncertainty import Interval, interval_of
 
 __all__ = [
@@ -57,6 +64,7 @@ __all__ = [
     "display_name",
     "entries_of",
     "entry_identity",
+    "entry_key",
     "family",
     "family_root",
     "headroom",

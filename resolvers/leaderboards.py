@@ -4,7 +4,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from resolvers.tracking import TrackedModels, model_key, tracked_model
+from resolvers.tracking import TrackedModels, entry_key, tracked_model
 from store import Date, EntryDoc, ModelDoc
 
 
@@ -54,9 +54,7 @@ def leaderboard(
     sign = 1.0 if higher_is_better else -1.0
     best: dict[tuple[bool, str], tuple[EntryDoc, ModelDoc | None]] = {}
     for entry in entries:
-        # The key `tracked_model` looks up: kept by the store beside each current entry's name
-        # (editing.derived), made here for the entries of older reads.
-        key = entry.get("model_key") or model_key(entry["model_name"])
+        key = entry_key(entry)  # what `tracked_model` looks up
         model = tracked.get(key)
         group = (True, model["slug"]) if model else (False, key)
         held = best.get(group)

@@ -2,7 +2,7 @@
 
 from collections.abc import Iterable, Mapping
 
-from store import ModelDoc
+from store import EntryDoc, ModelDoc
 
 TrackedModels = Mapping[str, ModelDoc]
 """The tracked models a request knows about, by the lookup key of each name and alias."""
@@ -11,6 +11,12 @@ TrackedModels = Mapping[str, ModelDoc]
 def model_key(name: str) -> str:
     """The lookup key of a model name: case-insensitive, surrounding spaces ignored."""
     return name.strip().casefold()
+
+
+def entry_key(entry: EntryDoc) -> str:
+    """The lookup key of an entry's model name: kept by the store beside each current entry's
+    name (editing.derived), made here for the entries of older reads."""
+    return entry.get("model_key") or model_key(entry["model_name"])
 
 
 def model_keys(model: ModelDoc) -> list[str]:

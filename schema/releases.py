@@ -22,7 +22,7 @@ from releases import (
     stored_release,
     stored_releases,
 )
-from resolvers import index_by_key, model_key
+from resolvers import entry_key, index_by_key
 from schema.caller import admin_of
 from schema.context import Context
 from schema.extensions.metering import LIST_SIZES
@@ -66,11 +66,7 @@ def leaderboard_reader(store: Store) -> ReadLeaderboards:
     asked: set[str] = set()
 
     async def read(docs: list[BenchmarkDoc]) -> dict[str, list[str]]:
-        keys = {
-            entry.get("model_key") or model_key(entry["model_name"])  # as `leaderboard` asks
-            for doc in docs
-            for entry in doc["entries"]
-        }
+        keys = {entry_key(entry) for doc in docs for entry in doc["entries"]}
         if new := list(keys - asked):
             tracked.update(index_by_key(await store.models_by_keys(new)))
             asked.update(new)
