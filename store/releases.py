@@ -62,6 +62,20 @@ class Written:
         return cls(len(data), hashlib.sha256(data).hexdigest())
 
 
+class _Hashing:
+    """A streamed file's bytes counted and hashed as they pass (what `Written` says of them)."""
+
+    def __init__(self) -> None:
+        self.size, self.sha = 0, hashlib.sha256()
+
+    def update(self, chunk: bytes) -> None:
+        self.sha.update(chunk)
+        self.size += len(chunk)
+
+    def written(self) -> Written:
+        return Written(self.size, self.sha.hexdigest())
+
+
 class ReleaseStaging(Protocol):
     """A release being written: its files, then its record (`commit`), or nothing (`discard`).
     Each file is hashed as it is written (the embedded store: in the thread that writes it,
@@ -159,6 +173,8 @@ def _fsync_directory(path: Path) -> None:
 WRITTEN_BACK_BYTES = 8 * 1024 * 1024
 """A streamed file's bytes are flushed to disk and dropped from the page cache every this many
 (`_WrittenBack`)."""
+_flush = getattr(os, "fdatasync", os.fsync)  # the data, not the times (macOS: fsync)
+DROP_CACHED: int | None = getattr(os, "POSIX_FADV_DONTNEED", None)
 
 
 class _WrittenBack:
@@ -170,8 +186,8 @@ class _WrittenBack:
 
     def __init__(self, descriptor: int) -> None:
         self.descriptor = descriptor
-        self.flushed = self.written = 0
-        self.sha = hashlib.sha256()
+        self.flushed = 0
+        self.hashing = _Hashing()
 
     @classmethod
     def open(cls, path: Path) -> "_WrittenBack":
@@ -179,30 +195,25 @@ class _WrittenBack:
 
     def write(self, chunk: bytes) -> None:
         """The chunk written and hashed (hashlib lets go of the GIL for a chunk this size)."""
-        self.sha.update(chunk)
+        self.hashing.update(chunk)
         view = memoryview(chunk)
         while view:
             view = view[os.write(self.descriptor, view) :]
-        self.written += len(chunk)
-        if self.written - self.flushed >= WRITTEN_BACK_BYTES:
+        if self.hashing.size - self.flushed >= WRITTEN_BACK_BYTES:
             self._write_back()
 
     def _write_back(self) -> None:
         _flush(self.descriptor)
+        written = self.hashing.size
         if DROP_CACHED is not None:  # not on macOS: the pages stay cached
-            length = self.written - self.flushed
-            os.posix_fadvise(self.descriptor, self.flushed, length, DROP_CACHED)
-        self.flushed = self.written
+            os.posix_fadvise(self.descriptor, self.flushed, written - self.flushed, DROP_CACHED)
+        self.flushed = written
 
     def close(self) -> None:
         os.close(self.descriptor)
 
     def done(self) -> Written:
-        return Written(self.written, self.sha.hexdigest())
-
-
-_flush = getattr(os, "fdatasync", os.fsync)  # the data, not the times (macOS: fsync)
-DROP_CACHED: int | None = getattr(os, "POSIX_FADV_DONTNEED", None)
+        return self.hashing.written()
 
 
 class FileStaging:
@@ -341,17 +352,16 @@ class GridFsStaging:
         upload = self.bucket.open_upload_stream_with_id(
             ObjectId(), f"{self.token}/{_safe(name)}", metadata={"staging": self.token}
         )
-        sha, size = hashlib.sha256(), 0
+        hashing = _Hashing()
         try:
             async for chunk in chunks:
-                sha.update(chunk)
-                size += len(chunk)
+                hashing.update(chunk)
                 await upload.write(chunk)
         except BaseException:
             await upload.abort()
             raise
         await upload.close()
-        return Written(size, sha.hexdigest())
+        return hashing.written()
 
     async def put_bytes(self, name: str, data: bytes) -> Written:
         await self.bucket.upload_from_stream_with_id(
