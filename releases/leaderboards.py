@@ -39,10 +39,12 @@ query Leaderboard(
   }
 }"""
 
-ReadLeaderboards = Callable[[list[BenchmarkDoc]], Awaitable[dict[str, list[str]]]]
-"""The CSV lines (`board_lines`) of each of these whole documents' leaderboard (a release's
-pass over the store read them), every row the page's query can ask for, by slug (the layer
-above knows the tracked models and the rows' limit)."""
+BoardLines = Callable[[BenchmarkDoc], list[str]]
+"""The CSV lines (`board_lines`) of a whole document's leaderboard (a release's pass over the
+store read it), every row the page's query can ask for."""
+ReadLeaderboards = Callable[[], Awaitable[BoardLines]]
+"""What makes a release's `BoardLines`, once a release (the layer above knows the tracked
+models, and the rows' limit)."""
 
 # Appended after the first columns: how sure the score is and who reported it.
 UNCERTAINTY_COLUMNS = (

@@ -4,10 +4,11 @@ by the store as it writes them, then named by its manifest's SHA-256. The store 
 each batch of benchmark documents makes its NDJSON lines, its records and its leaderboards (a
 pass a file read every document three times).
 
-Memory holds two batches of documents, a few chunks of each file, and a line of the manifest a
-file, whatever the almanac's size. The id's date is the data's own (the newest date its reads
-carry: when a read was taken or recorded), not the clock's: the same data released on two
-days, or in two data directories, gets the same id.
+Memory holds the tracked models (the curated list, read once), two batches of documents, a few
+chunks of each file, and a line of the manifest a file, whatever the almanac's size. The id's
+date is the data's own (the newest date its reads carry: when a read was taken or recorded),
+not the clock's: the same data released on two days, or in two data directories, gets the same
+id.
 """
 
 import asyncio
@@ -31,7 +32,6 @@ from releases.content import (
 from releases.leaderboards import ReadLeaderboards, board_csv
 from releases.manifest import Release, ReleaseCounts, ReleaseFile
 from store import (
-    BenchmarkDoc,
     ChangeReceipt,
     Collection,
     ReleaseStaging,
@@ -88,7 +88,7 @@ async def make_release(
     now: datetime | None = None,
     receipt: ChangeReceipt | None = None,
 ) -> tuple[StoredRelease, bool]:
-    """The almanac as it is now, released under `title` (`read_leaderboards`: each
+    """The almanac as it is now, released under `title` (`read_leaderboards`: what makes each
     leaderboard's CSV lines, as the page's rules make its rows; `cursor_of`: the API's cursor of a
     change-log position), and whether it was made now: False if this very data was released
     already (that release, unchanged: its title and date stay). `ReleaseRefused` if the almanac
@@ -178,22 +178,18 @@ async def _written(
     ndjson, eee, boards = Stream(NDJSON_FILE, NDJSON), Stream(EEE_FILE, JSONL), Boards()
 
     async def read() -> None:
+        lines_of = await read_leaderboards()
         async for line in exported_head(store):
             tally.see(line)
             await ndjson.add([_ndjson_line(line)])
         # The next batch is read while this one is made into lines and leaderboards.
         async for batch in _read_ahead(store.documents_in_batches(Collection.BENCHMARKS, BATCH)):
-            # Its leaderboards' tracked models read from the store while its lines are made.
-            computing = asyncio.ensure_future(read_leaderboards(batch))
-            try:
-                for doc in batch:
-                    line = exported_benchmark(doc)
-                    tally.see(line)
-                    await ndjson.add([_ndjson_line(line)])
-                    await eee.add(list(eee_benchmark_bytes(doc)))
-                await boards.add(await computing, batch)
-            finally:
-                computing.cancel()
+            for doc in batch:
+                line = exported_benchmark(doc)
+                tally.see(line)
+                await ndjson.add([_ndjson_line(line)])
+                await eee.add(list(eee_benchmark_bytes(doc)))
+            await boards.add([(doc["slug"], lines_of(doc)) for doc in batch])
         await ndjson.close()
         await eee.close()
         await boards.close()
@@ -214,11 +210,11 @@ class Boards:
         self.rows: dict[str, int] = {}
         self.queue: asyncio.Queue[list[tuple[str, bytes]] | None] = asyncio.Queue(QUEUED_BATCHES)
 
-    async def add(self, boards: dict[str, list[str]], batch: list[BenchmarkDoc]) -> None:
+    async def add(self, boards: list[tuple[str, list[str]]]) -> None:
+        """A batch's leaderboards: each benchmark's slug and CSV lines."""
         made = []
-        for doc in batch:
-            lines = boards[doc["slug"]]
-            name = f"benchmarks/{doc['slug']}.csv"
+        for slug, lines in boards:
+            name = f"benchmarks/{slug}.csv"
             self.rows[name] = len(lines)
             made.append((name, board_csv(lines)))
         await self.queue.put(made)

@@ -11,6 +11,7 @@ import strawberry
 from api_errors import ApiError, ErrorCode
 from editing import BenchmarkFields, DryRunWorkspace, Editor, ReadFields, parse
 from releases import (
+    BoardLines,
     ReadLeaderboards,
     ReleaseFile,
     ReleaseRefused,
@@ -22,7 +23,7 @@ from releases import (
     stored_release,
     stored_releases,
 )
-from resolvers import entry_key, index_by_key
+from resolvers import index_by_key
 from schema.caller import admin_of
 from schema.context import Context
 from schema.extensions.metering import LIST_SIZES
@@ -34,7 +35,6 @@ from store import (
     ChangeReceipt,
     Collection,
     DateTime,
-    ModelDoc,
     Store,
     encode_change_cursor,
 )
@@ -55,22 +55,14 @@ ReleaseArgument = Annotated[
 def leaderboard_reader(store: Store) -> ReadLeaderboards:
     """A release's leaderboards: each the CSV lines of every row the `LEADERBOARD` query can
     ask for (`first` up to the largest slice), made by the rules the page's types call, from
-    the documents and the tracked models their entries name. Neither GraphQL's execution
-    (1,700 fields a leaderboard, 50 ms) nor the types' rows and the answer's dicts (half a
-    release's time): the equality with the download, which runs the query, is tested byte for
-    byte."""
+    the documents and the tracked models, read once a release (the curated list: some hundreds,
+    one state of it for every leaderboard). Neither GraphQL's execution (1,700 fields a
+    leaderboard, 50 ms) nor the types' rows and the answer's dicts (half a release's time):
+    the equality with the download, which runs the query, is tested byte for byte."""
 
-    # The tracked models of the keys asked so far, kept for the release's later batches (most
-    # of a batch's models are an earlier one's): each key asked of the store once.
-    tracked: dict[str, ModelDoc] = {}
-    asked: set[str] = set()
-
-    async def read(docs: list[BenchmarkDoc]) -> dict[str, list[str]]:
-        keys = {entry_key(entry) for doc in docs for entry in doc["entries"]}
-        if new := list(keys - asked):
-            tracked.update(index_by_key(await store.models_by_keys(new)))
-            asked.update(new)
-        return {doc["slug"]: board_lines(doc, tracked, LIST_SIZES.max_slice) for doc in docs}
+    async def read() -> BoardLines:
+        tracked = index_by_key(await store.models())
+        return lambda doc: board_lines(doc, tracked, LIST_SIZES.max_slice)
 
     return read
 
