@@ -14,10 +14,11 @@ the data directory, and deleted only once every turn is measured. Deleted betwee
 10,000 files made the next release's file creations slow: ext4 without a journal (this
 machine's disk) skips, at each new inode, the inodes freed in the last minutes
 (`recently_deleted` in a kernel profile: 1 to 3 s of system time at 2,000 benchmarks), a cost
-of the bench's deletion, not of making a release. Then `almanac serve` serves the data
-directory: the server's RSS idle (after one small download), and its peak while a client
-downloads the release's NDJSON, its manifest and the first 200 leaderboards' CSVs, each read
-to its end.
+of the bench's deletion, not of making a release. For the same reason a run begins only once
+the files an earlier run deleted are six minutes old (it says so, and waits). Then `almanac
+serve` serves the data directory: the server's RSS idle (after one small download), and its
+peak while a client downloads the release's NDJSON, its manifest and the first 200
+leaderboards' CSVs, each read to its end.
 
 Bars (issue 29): memory grows at most 100 MB while the release is made and while it is
 downloaded; making it takes at most 2x the export's time.
@@ -50,6 +51,11 @@ from bench.synthetic import synthetic_almanac
 BAR_MB = 100.0
 BAR_RATIO = 2.0
 CSVS_DOWNLOADED = 200
+FREED_INODES_SKIPPED_SECONDS = 360
+"""How long ext4 without a journal passes over a freed inode when it makes a file: 60 s, and
+300 s more while the inode's table block is still dirty (fs/ext4/ialloc.c, `recently_deleted`)."""
+DELETED_AT = Path(tempfile.gettempdir()) / "almanac-bench-release.deleted-at"
+"""When a run last deleted the releases it made (beside any data directory: one disk)."""
 
 
 def main() -> None:
@@ -75,6 +81,7 @@ def main() -> None:
 def measure_release(
     benchmarks: int, repeats: int = 3, imported_in: Path | None = None
 ) -> dict[str, Any]:
+    _wait_for_freed_inodes()
     with tempfile.TemporaryDirectory(prefix="almanac-release-") as scratch:
         data_dir = imported_in or Path(scratch) / "data"
         imported = None if imported_in else _imported(benchmarks, data_dir, Path(scratch))
@@ -98,6 +105,7 @@ def measure_release(
         )
         downloaded = _download(data_dir, made["id"])
         shutil.rmtree(set_aside(data_dir), ignore_errors=True)
+        DELETED_AT.write_text(str(time.time()))  # the scratch directory's data goes too
     ratio = made["release_vs_export"]
     return {
         "benchmarks": benchmarks,
@@ -108,6 +116,16 @@ def measure_release(
         and downloaded["download_growth_mb"] <= BAR_MB
         and ratio <= BAR_RATIO,
     }
+
+
+def _wait_for_freed_inodes() -> None:
+    """Until the files the last run deleted no longer slow the making of new ones."""
+    if not DELETED_AT.exists():
+        return
+    wait = float(DELETED_AT.read_text()) + FREED_INODES_SKIPPED_SECONDS - time.time()
+    if wait > 0:
+        print(f"waiting {wait:.0f} s: the last run's deleted files are recent", file=sys.stderr)
+        time.sleep(wait)
 
 
 def _imported(benchmarks: int, data_dir: Path, scratch: Path) -> float:
