@@ -2,23 +2,25 @@
 making it costs in time against `almanac export` of the same data, and in memory while it is
 made and while it is downloaded.
 
-The almanac is imported with `almanac import` into a new data directory. Then, in one process
-on that store, timed, `--repeats` times in turn (on shared cores the machine's load moves
-between runs: each release is compared with the export just before it): the export written as
-`almanac export FILE.ndjson` writes it (`editing.write_export`), then the release made by
+The almanac is imported with `almanac import` into a new data directory. Then, in one process on
+that store, timed, `--repeats` times in turn (on shared cores the machine's load moves between
+runs: each release is compared with the export just before it): the export written as `almanac
+export FILE.ndjson` writes it (`editing.write_export`), then the release made by
 `schema.create_release` (what `almanac release create` and the createRelease mutation run),
 while a thread samples the process's RSS every 10 ms from just before (after the export; the
-export is sampled the same way, so that both carry the sampler's cost). The release made is
-set aside before the next (the same data would give the release made, at once): moved out of
+export is sampled the same way, so that both carry the sampler's cost). The process that makes a
+large release's leaderboards (releases/boards.py) is counted with it: its RSS is added to each
+sample, and its CPU time to the release's. The release made
+is set aside before the next (the same data would give the release made, at once): moved out of
 the data directory, and deleted only once every turn is measured. Deleted between turns, its
-10,000 files made the next release's file creations slow: ext4 without a journal (this
-machine's disk) skips, at each new inode, the inodes freed in the last minutes
-(`recently_deleted` in a kernel profile: 1 to 3 s of system time at 2,000 benchmarks), a cost
-of the bench's deletion, not of making a release. For the same reason a run begins only once
-the files an earlier run deleted are six minutes old (it says so, and waits). Then `almanac
-serve` serves the data directory: the server's RSS idle (after one small download), and its
-peak while a client downloads the release's NDJSON, its manifest and the first 200
-leaderboards' CSVs, each read to its end.
+10,000 files made the next release's file creations slow: ext4 without a journal (this machine's
+disk) skips, at each new inode, the inodes freed in the last minutes (`recently_deleted` in a
+kernel profile: 1 to 3 s of system time at 2,000 benchmarks), a cost of the bench's deletion,
+not of making a release. For the same reason a run begins only once the files an earlier run
+deleted are six minutes old (it says so, and waits). Then `almanac serve` serves the data
+directory: the server's RSS idle (after one small download), and its peak while a client
+downloads the release's NDJSON, its manifest and the first 200 leaderboards' CSVs, each read to
+its end.
 
 Bars (issue 29): memory grows at most 100 MB while the release is made and while it is
 downloaded; making it takes at most 2x the export's time.
@@ -28,6 +30,8 @@ downloaded; making it takes at most 2x the export's time.
 
 import argparse
 import asyncio
+import contextlib
+import itertools
 import json
 import os
 import resource
@@ -39,6 +43,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from resource import RUSAGE_CHILDREN, RUSAGE_SELF
 from typing import Any
 
 import httpx
@@ -149,7 +154,7 @@ async def _make_measured(data_dir: Path, repeats: int) -> dict[str, Any]:
     from store import connect
 
     store = connect(None, "almanac", data_dir)
-    exports, releases, growths, before = [], [], [], 0.0
+    exports, releases, growths, before, children_peak = [], [], [], 0.0, 0.0
     export_cpu, release_cpu = [], []
     try:
         for _ in range(repeats):
@@ -170,6 +175,7 @@ async def _make_measured(data_dir: Path, repeats: int) -> dict[str, Any]:
                 release_cpu.append(cpu_seconds() - cpu)
             assert made, "the release was made before: it was not removed"
             growths.append(peak.mb - before)
+            children_peak = max(children_peak, peak.children_mb)
     finally:
         await store.close()
     [ndjson] = [file for file in stored.release.files if file.name == "almanac.ndjson"]
@@ -187,6 +193,7 @@ async def _make_measured(data_dir: Path, repeats: int) -> dict[str, Any]:
         "cpu_release_vs_export": round(statistics.median(cpu_ratios), 2),
         "making_rss_before_mb": round(before, 1),
         "making_growth_mb": round(max(growths), 1),
+        "making_children_peak_mb": round(children_peak, 1),
         "files": len(stored.release.files) + 1,
         "ndjson_bytes": ndjson.size,
         "eee_bytes": sum(file.size for file in stored.release.files if file.name.endswith("jsonl")),
@@ -209,16 +216,26 @@ def _set_aside(data_dir: Path) -> None:
 
 
 class _PeakRss:
-    """The process's peak RSS, sampled every 10 ms by a thread while in the block."""
+    """The peak RSS of the process and its children (the process that makes a large release's
+    leaderboards), sampled every 10 ms by a thread while in the block; the children are looked
+    for every half second (a child starts as an interpreter, some 50 MB once it has imported)."""
 
     def __init__(self, start: float) -> None:
         self.mb = start
+        self.children_mb = 0.0
         self.done = threading.Event()
         self.sampler = threading.Thread(target=self._sample, daemon=True)
 
     def _sample(self) -> None:
-        while not self.done.is_set():
-            self.mb = max(self.mb, rss_mb_self())
+        children: list[int] = []
+        for sample in itertools.count():
+            if self.done.is_set():
+                return
+            if sample % 50 == 0:
+                children = _children()
+            in_children = sum(map(_rss_mb_if_running, children))
+            self.mb = max(self.mb, rss_mb_self() + in_children)
+            self.children_mb = max(self.children_mb, in_children)
             time.sleep(0.01)
 
     def __enter__(self) -> "_PeakRss":
@@ -230,11 +247,30 @@ class _PeakRss:
         self.sampler.join()
 
 
+def _children() -> list[int]:
+    """The process's children (from each process's parent in /proc: this kernel lists no
+    children)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError):
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == os.getpid():
+                found.append(int(stat.parent.name))
+    return found
+
+
+def _rss_mb_if_running(pid: int) -> float:
+    try:
+        return rss_mb(pid)
+    except (OSError, RuntimeError):  # ended
+        return 0.0
+
+
 def cpu_seconds() -> float:
-    """The process's CPU time so far, user and system, its threads' included: the machine's
-    load stretches it less than the clock (both steps' include the RSS sampler's reads)."""
-    used = resource.getrusage(resource.RUSAGE_SELF)
-    return used.ru_utime + used.ru_stime
+    """The process's CPU time so far, user and system, its threads' and its ended children's
+    included: the machine's load stretches it less than the clock (both steps' include the RSS
+    sampler's reads)."""
+    own, children = (resource.getrusage(who) for who in (RUSAGE_SELF, RUSAGE_CHILDREN))
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def rss_mb_self() -> float:

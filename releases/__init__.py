@@ -4,13 +4,12 @@ release its id; kept by the store (store.release_storage), deleted only to a tom
 
 Other packages import from here, never from the modules inside (import-linter checks it)."""
 
+from releases.boards import BoardRules, ReadLeaderboards
 from releases.content import MANIFEST_FILE, StoredRelease, Tombstone, release_id
 from releases.leaderboards import (
     INTERVAL_ENDS,
     LEADERBOARD,
     UNCERTAINTY_COLUMNS,
-    BoardLines,
-    ReadLeaderboards,
     board_lines,
     csv_bytes,
     leaderboard_csv,
@@ -41,7 +40,7 @@ __all__ = [
     "MANIFEST_FILE",
     "NDJSON_FILE",
     "UNCERTAINTY_COLUMNS",
-    "BoardLines",
+    "BoardRules",
     "ReadLeaderboards",
     "Release",
     "ReleaseCounts",

@@ -7,7 +7,7 @@ dicts were half its time). The same columns, the same cells: tested byte for byt
 
 import csv
 import io
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 from resolvers import (
@@ -38,13 +38,6 @@ query Leaderboard(
     }
   }
 }"""
-
-BoardLines = Callable[[BenchmarkDoc], list[str]]
-"""The CSV lines (`board_lines`) of a whole document's leaderboard (a release's pass over the
-store read it), every row the page's query can ask for."""
-ReadLeaderboards = Callable[[], Awaitable[BoardLines]]
-"""What makes a release's `BoardLines`, once a release (the layer above knows the tracked
-models, and the rows' limit)."""
 
 # Appended after the first columns: how sure the score is and who reported it.
 UNCERTAINTY_COLUMNS = (

@@ -2,7 +2,8 @@
 read (the NDJSON export, Every Eval Ever JSONL (interchange/), one CSV a leaderboard), hashed
 by the store as it writes them, then named by its manifest's SHA-256. The store is read once:
 each batch of benchmark documents makes its NDJSON lines, its records and its leaderboards (a
-pass a file read every document three times).
+pass a file read every document three times); a large almanac's leaderboards are made by a
+process of their own meanwhile (releases/boards.py).
 
 Memory holds the tracked models (the curated list, read once), two batches of documents, a few
 chunks of each file, and a line of the manifest a file, whatever the almanac's size. The id's
@@ -20,6 +21,7 @@ from typing import Any
 
 from editing import exported_benchmark, exported_head
 from interchange import eee_benchmark_bytes
+from releases.boards import PROCESS_FROM, Boards, ReadLeaderboards, board_maker
 from releases.content import (
     MANIFEST_FILE,
     StoredRelease,
@@ -29,7 +31,6 @@ from releases.content import (
     release_id,
     stored_of,
 )
-from releases.leaderboards import ReadLeaderboards, board_csv
 from releases.manifest import Release, ReleaseCounts, ReleaseFile
 from store import (
     ChangeReceipt,
@@ -44,14 +45,11 @@ NDJSON_FILE = "almanac.ndjson"
 EEE_FILE = "almanac.eee.jsonl"
 NDJSON = "application/x-ndjson"
 JSONL = "application/jsonl"
-CSV = "text/csv"
 BATCH = 10
 """Benchmarks read a round trip, each with its history (memory holds two such batches), and
 their leaderboards computed together."""
 QUEUED_CHUNKS = 2
 """Chunks of a file made and not yet written (the pass over the store waits beyond)."""
-QUEUED_BATCHES = 8
-"""Batches of leaderboards' CSVs made and not yet written (some 100 kB each)."""
 CHUNK_BYTES = 1024 * 1024
 """Lines are handed to the store this many bytes at a time, each chunk written in a thread: a MB
 a hand-over keeps their cost small (a release of 10,000 benchmarks writes some 1.6 GB)."""
@@ -87,13 +85,15 @@ async def make_release(
     *,
     now: datetime | None = None,
     receipt: ChangeReceipt | None = None,
+    process_from: int = PROCESS_FROM,
 ) -> tuple[StoredRelease, bool]:
-    """The almanac as it is now, released under `title` (`read_leaderboards`: what makes each
-    leaderboard's CSV lines, as the page's rules make its rows; `cursor_of`: the API's cursor of a
-    change-log position), and whether it was made now: False if this very data was released
-    already (that release, unchanged: its title and date stay). `ReleaseRefused` if the almanac
-    holds no read, or its release was deleted. The change announcing it is noted in
-    `receipt`."""
+    """The almanac as it is now, released under `title` (`read_leaderboards`: what reads the rules
+    each leaderboard's CSV is made by, as the page's rows are; `cursor_of`: the API's cursor of a
+    change-log position), and whether it was made now: False if this very data was released already
+    (that release, unchanged: its title and date stay). `ReleaseRefused` if the almanac holds no
+    read, or its release was deleted. The change announcing it is noted in `receipt`. An almanac of
+    `process_from` benchmarks or more has its leaderboards made by a process of their own
+    (releases/boards.py)."""
     if not title.strip():
         raise ReleaseRefused("A release needs a title.")
     storage = release_storage(store)
@@ -101,7 +101,7 @@ async def make_release(
     staging = storage.staging()
     try:
         tally = Tally()
-        files, rows = await _written(store, staging, tally, read_leaderboards)
+        files, rows = await _written(store, staging, tally, read_leaderboards, process_from)
         if not tally.newest:
             raise ReleaseRefused("The almanac holds no leaderboard read: nothing to release.")
         counts = ReleaseCounts(len(tally.benchmarks), tally.models, sum(rows.values()))
@@ -168,64 +168,47 @@ class Stream:
 
 
 async def _written(
-    store: Store, staging: ReleaseStaging, tally: Tally, read_leaderboards: ReadLeaderboards
+    store: Store,
+    staging: ReleaseStaging,
+    tally: Tally,
+    read_leaderboards: ReadLeaderboards,
+    process_from: int,
 ) -> tuple[list[ReleaseFile], dict[str, int]]:
     """Every file staged from one pass over the store: the NDJSON export (byte for byte as
     `almanac export FILE.ndjson` writes it) and the Every Eval Ever JSONL (as
     `/export.eee.jsonl` serves it) streamed as the documents are read, each batch's
-    leaderboards computed from the same documents. The files in the manifest's order (the
-    NDJSON, the JSONL, the CSVs by benchmark), and the rows of each CSV, by file name."""
-    ndjson, eee, boards = Stream(NDJSON_FILE, NDJSON), Stream(EEE_FILE, JSONL), Boards()
+    leaderboards made from the same documents (by a process of their own if the almanac holds
+    `process_from` benchmarks or more). The files in the manifest's order (the NDJSON, the
+    JSONL, the CSVs by benchmark), and the rows of each CSV, by file name."""
+    rules = await read_leaderboards()
+    by_process = (await store.item_counts()).benchmarks >= process_from
+    async with board_maker(rules, by_process) as make_boards:
+        ndjson, eee = Stream(NDJSON_FILE, NDJSON), Stream(EEE_FILE, JSONL)
+        boards = Boards(make_boards)
 
-    async def read() -> None:
-        lines_of = await read_leaderboards()
-        async for line in exported_head(store):
-            tally.see(line)
-            await ndjson.add([_ndjson_line(line)])
-        # The next batch is read while this one is made into lines and leaderboards.
-        async for batch in _read_ahead(store.documents_in_batches(Collection.BENCHMARKS, BATCH)):
-            for doc in batch:
-                line = exported_benchmark(doc)
+        async def read() -> None:
+            async for line in exported_head(store):
                 tally.see(line)
                 await ndjson.add([_ndjson_line(line)])
-                await eee.add(list(eee_benchmark_bytes(doc)))
-            await boards.add([(doc["slug"], lines_of(doc)) for doc in batch])
-        await ndjson.close()
-        await eee.close()
-        await boards.close()
+            # The next batch is read while this one is made into lines and leaderboards.
+            batches = _read_ahead(store.documents_in_batches(Collection.BENCHMARKS, BATCH))
+            async for batch in batches:
+                await boards.add(batch)
+                for doc in batch:
+                    line = exported_benchmark(doc)
+                    tally.see(line)
+                    await ndjson.add([_ndjson_line(line)])
+                    await eee.add(list(eee_benchmark_bytes(doc)))
+            await ndjson.close()
+            await eee.close()
+            await boards.close()
 
-    await _together(read(), ndjson.written(staging), eee.written(staging), boards.written(staging))
+        await _together(
+            read(), ndjson.written(staging), eee.written(staging), boards.written(staging)
+        )
     assert ndjson.file is not None  # each written whole
     assert eee.file is not None
     return [ndjson.file, eee.file, *boards.files], boards.rows
-
-
-class Boards:
-    """The leaderboards' CSVs, made by the pass a batch at a time, listed (in the pass's order)
-    and handed to their writer, which stages each batch in one step while the pass goes on (a
-    few batches queued: the pass waits beyond)."""
-
-    def __init__(self) -> None:
-        self.files: list[ReleaseFile] = []
-        self.rows: dict[str, int] = {}
-        self.queue: asyncio.Queue[list[tuple[str, bytes]] | None] = asyncio.Queue(QUEUED_BATCHES)
-
-    async def add(self, boards: list[tuple[str, list[str]]]) -> None:
-        """A batch's leaderboards: each benchmark's slug and CSV lines."""
-        made = []
-        for slug, lines in boards:
-            name = f"benchmarks/{slug}.csv"
-            self.rows[name] = len(lines)
-            made.append((name, board_csv(lines)))
-        await self.queue.put(made)
-
-    async def close(self) -> None:
-        await self.queue.put(None)
-
-    async def written(self, staging: ReleaseStaging) -> None:
-        while (made := await self.queue.get()) is not None:
-            for (name, _), written in zip(made, await staging.put_files(made), strict=True):
-                self.files.append(ReleaseFile(name, written.size, written.sha256, CSV))
 
 
 def _ndjson_line(line: dict[str, Any]) -> bytes:

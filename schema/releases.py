@@ -11,12 +11,11 @@ import strawberry
 from api_errors import ApiError, ErrorCode
 from editing import BenchmarkFields, DryRunWorkspace, Editor, ReadFields, parse
 from releases import (
-    BoardLines,
+    BoardRules,
     ReadLeaderboards,
     ReleaseFile,
     ReleaseRefused,
     StoredRelease,
-    board_lines,
     delete_release,
     make_release,
     released_benchmark,
@@ -53,16 +52,15 @@ ReleaseArgument = Annotated[
 
 
 def leaderboard_reader(store: Store) -> ReadLeaderboards:
-    """A release's leaderboards: each the CSV lines of every row the `LEADERBOARD` query can
-    ask for (`first` up to the largest slice), made by the rules the page's types call, from
-    the documents and the tracked models, read once a release (the curated list: some hundreds,
-    one state of it for every leaderboard). Neither GraphQL's execution (1,700 fields a
-    leaderboard, 50 ms) nor the types' rows and the answer's dicts (half a release's time):
-    the equality with the download, which runs the query, is tested byte for byte."""
+    """What a release's leaderboards are made by: each the CSV lines of every row the `LEADERBOARD`
+    query can ask for (`first` up to the largest slice), made by the rules the page's types call,
+    from the documents and the tracked models, read once a release (the curated list: some hundreds,
+    one state of it for every leaderboard). Neither GraphQL's execution (1,700 fields a leaderboard,
+    50 ms) nor the types' rows and the answer's dicts (half a release's time): the equality with the
+    download, which runs the query, is tested byte for byte."""
 
-    async def read() -> BoardLines:
-        tracked = index_by_key(await store.models())
-        return lambda doc: board_lines(doc, tracked, LIST_SIZES.max_slice)
+    async def read() -> BoardRules:
+        return BoardRules(index_by_key(await store.models()), LIST_SIZES.max_slice)
 
     return read
 
