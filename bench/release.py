@@ -9,18 +9,17 @@ export FILE.ndjson` writes it (`editing.write_export`), then the release made by
 `schema.create_release` (what `almanac release create` and the createRelease mutation run),
 while a thread samples the process's RSS every 10 ms from just before (after the export; the
 export is sampled the same way, so that both carry the sampler's cost). The process that makes a
-large release's leaderboards (releases/boards.py) is counted with it: its RSS is added to each
-sample, and its CPU time to the release's. The release made
-is set aside before the next (the same data would give the release made, at once): moved out of
-the data directory, and deleted only once every turn is measured. Deleted between turns, its
-10,000 files made the next release's file creations slow: ext4 without a journal (this machine's
-disk) skips, at each new inode, the inodes freed in the last minutes (`recently_deleted` in a
-kernel profile: 1 to 3 s of system time at 2,000 benchmarks), a cost of the bench's deletion,
-not of making a release. For the same reason a run begins only once the files an earlier run
-deleted are six minutes old (it says so, and waits). Then `almanac serve` serves the data
-directory: the server's RSS idle (after one small download), and its peak while a client
-downloads the release's NDJSON, its manifest and the first 200 leaderboards' CSVs, each read to
-its end.
+large release's records and leaderboards (releases/batch_files.py) is counted with it: its RSS
+is added to each sample, and its CPU time to the release's. The release made is set aside before
+the next (the same data would give the release made, at once): moved out of the data directory,
+and deleted only once every turn is measured. Deleted between turns, its 10,000 files made the
+next release's file creations slow: ext4 without a journal (this machine's disk) skips, at each
+new inode, the inodes freed in the last minutes (`recently_deleted` in a kernel profile: 1 to 3
+s of system time at 2,000 benchmarks), a cost of the bench's deletion, not of making a release.
+For the same reason a run begins only once the files an earlier run deleted are six minutes old
+(it says so, and waits). Then `almanac serve` serves the data directory: the server's RSS idle
+(after one small download), and its peak while a client downloads the release's NDJSON, its
+manifest and the first 200 leaderboards' CSVs, each read to its end.
 
 Bars (issue 29): memory grows at most 100 MB while the release is made and while it is
 downloaded; making it takes at most 2x the export's time.

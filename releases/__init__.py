@@ -4,7 +4,7 @@ release its id; kept by the store (store.release_storage), deleted only to a tom
 
 Other packages import from here, never from the modules inside (import-linter checks it)."""
 
-from releases.boards import BoardRules, ReadLeaderboards
+from releases.batch_files import BoardRules, ReadLeaderboards
 from releases.content import MANIFEST_FILE, StoredRelease, Tombstone, release_id
 from releases.leaderboards import (
     INTERVAL_ENDS,

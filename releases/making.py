@@ -2,8 +2,8 @@
 read (the NDJSON export, Every Eval Ever JSONL (interchange/), one CSV a leaderboard), hashed
 by the store as it writes them, then named by its manifest's SHA-256. The store is read once:
 each batch of benchmark documents makes its NDJSON lines, its records and its leaderboards (a
-pass a file read every document three times); a large almanac's leaderboards are made by a
-process of their own meanwhile (releases/boards.py).
+pass a file read every document three times); a large almanac's records and leaderboards are
+made by a process of their own meanwhile (releases/batch_files.py).
 
 Memory holds the tracked models (the curated list, read once), two batches of documents, a few
 chunks of each file, and a line of the manifest a file, whatever the almanac's size. The id's
@@ -20,8 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from editing import exported_benchmark, exported_head
-from interchange import eee_benchmark_bytes
-from releases.boards import PROCESS_FROM, Boards, ReadLeaderboards, board_maker
+from releases.batch_files import PROCESS_FROM, BatchWriter, ReadLeaderboards, files_maker
 from releases.content import (
     MANIFEST_FILE,
     StoredRelease,
@@ -92,8 +91,8 @@ async def make_release(
     change-log position), and whether it was made now: False if this very data was released already
     (that release, unchanged: its title and date stay). `ReleaseRefused` if the almanac holds no
     read, or its release was deleted. The change announcing it is noted in `receipt`. An almanac of
-    `process_from` benchmarks or more has its leaderboards made by a process of their own
-    (releases/boards.py)."""
+    `process_from` benchmarks or more has its records and leaderboards made by a process of
+    their own (releases/batch_files.py)."""
     if not title.strip():
         raise ReleaseRefused("A release needs a title.")
     storage = release_storage(store)
@@ -175,40 +174,41 @@ async def _written(
     process_from: int,
 ) -> tuple[list[ReleaseFile], dict[str, int]]:
     """Every file staged from one pass over the store: the NDJSON export (byte for byte as
-    `almanac export FILE.ndjson` writes it) and the Every Eval Ever JSONL (as
-    `/export.eee.jsonl` serves it) streamed as the documents are read, each batch's
-    leaderboards made from the same documents (by a process of their own if the almanac holds
-    `process_from` benchmarks or more). The files in the manifest's order (the NDJSON, the
-    JSONL, the CSVs by benchmark), and the rows of each CSV, by file name."""
+    `almanac export FILE.ndjson` writes it) streamed as the documents are read, and each
+    batch's Every Eval Ever lines (as `/export.eee.jsonl` serves them) and leaderboards made
+    from the same documents (by a process of their own if the almanac holds `process_from`
+    benchmarks or more). The files in the manifest's order (the NDJSON, the JSONL, the CSVs by
+    benchmark), and the rows of each CSV, by file name."""
     rules = await read_leaderboards()
     by_process = (await store.item_counts()).benchmarks >= process_from
-    async with board_maker(rules, by_process) as make_boards:
+    async with files_maker(rules, by_process) as make_files:
         ndjson, eee = Stream(NDJSON_FILE, NDJSON), Stream(EEE_FILE, JSONL)
-        boards = Boards(make_boards)
+        batches = BatchWriter(make_files, eee.add)
 
         async def read() -> None:
             async for line in exported_head(store):
                 tally.see(line)
                 await ndjson.add([_ndjson_line(line)])
-            # The next batch is read while this one is made into lines and leaderboards.
-            batches = _read_ahead(store.documents_in_batches(Collection.BENCHMARKS, BATCH))
-            async for batch in batches:
-                await boards.add(batch)
+            # The next batch is read while this one is made into lines (and handed on).
+            async for batch in _read_ahead(
+                store.documents_in_batches(Collection.BENCHMARKS, BATCH)
+            ):
+                await batches.add(batch)
                 for doc in batch:
                     line = exported_benchmark(doc)
                     tally.see(line)
                     await ndjson.add([_ndjson_line(line)])
-                    await eee.add(list(eee_benchmark_bytes(doc)))
             await ndjson.close()
-            await eee.close()
-            await boards.close()
+            await batches.close()
 
-        await _together(
-            read(), ndjson.written(staging), eee.written(staging), boards.written(staging)
-        )
+        async def batches_written() -> None:
+            await batches.written(staging)
+            await eee.close()
+
+        await _together(read(), ndjson.written(staging), eee.written(staging), batches_written())
     assert ndjson.file is not None  # each written whole
     assert eee.file is not None
-    return [ndjson.file, eee.file, *boards.files], boards.rows
+    return [ndjson.file, eee.file, *batches.boards], batches.rows
 
 
 def _ndjson_line(line: dict[str, Any]) -> bytes:

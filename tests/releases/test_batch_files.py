@@ -1,11 +1,12 @@
-"""A large almanac's leaderboards made by a process of their own (releases/boards.py), on both
-stores: the same bytes as the pass makes (the release's id hashes every file), and a process
-that ends early fails the release whole, naming its exit code, and stages nothing."""
+"""A large almanac's records and leaderboards made by a process of their own
+(releases/batch_files.py), on both stores: the same bytes as the pass makes (the release's id
+hashes every file), and a process that ends early fails the release whole, naming its exit code,
+and stages nothing."""
 
 import pytest
 
 from releases import StoredRelease, make_release, stored_releases
-from releases import boards as made_by
+from releases import batch_files as made_by
 from schema import encode_change_cursor
 from schema.releases import leaderboard_reader
 from store import Store

@@ -1,14 +1,14 @@
-"""A release's leaderboards: each benchmark's CSV, made from the pass's batches of documents and
-staged by a writer of their own while the pass goes on.
+"""What each batch of the pass's documents makes beside the NDJSON export: its leaderboards'
+CSVs and its Every Eval Ever lines, staged by a writer of their own while the pass goes on.
 
-A large almanac's are made on the machine's second core, by a process of its own (`Python -c
-CHILD`): the pass is bound by the interpreter's lock, and the leaderboards were a fifth of its
-work. The process is handed the rules once (the tracked models, the rows' limit) and then each
-batch's documents (their history left out: a leaderboard is the current rows) as orjson's
-bytes, a frame at a time on its stdin; it answers each batch, in order, with the CSVs on its
-stdout. Its bytes are the pass's own: the same function makes them (`made_boards`), and the
-release's id, which hashes every file, is the same either way (tests/releases/test_boards.py).
-A small almanac's are made in the pass: starting an interpreter costs more than they do.
+A large almanac's are made on the machine's second core, by a process of its own (`python -c
+CHILD`): the pass is bound by the interpreter's lock, and these were some two fifths of its
+work. The process is handed the rules once (the tracked models, the rows' limit), then each
+batch's documents (with their last read only: the rest of their history is the NDJSON's) as
+orjson's bytes, a frame at a time on its stdin; it answers each batch, in order, on its stdout.
+Its bytes are the pass's own: the same function makes them (`made_files`), and the release's
+id, which hashes every file, is the same either way (tests/releases/test_batch_files.py). A
+small almanac's are made in the pass: starting an interpreter costs more than they do.
 """
 
 import asyncio
@@ -25,25 +25,38 @@ from typing import IO, Any
 
 import orjson
 
+from interchange import eee_benchmark_bytes
 from releases.leaderboards import board_csv, board_lines
 from releases.manifest import ReleaseFile
 from resolvers import TrackedModels
 from store import BenchmarkDoc, ReleaseStaging
 
 CSV = "text/csv"
-QUEUED_BATCHES = 8
-"""Batches of leaderboards made (or being made) and not yet written (some 100 kB each)."""
+QUEUED_BATCHES = 32
+"""Batches handed on and not yet written (some 1.2 MB each: their documents on the way, or their
+files): the pass goes on while the process starts."""
 PROCESS_FROM = 1000
-"""An almanac of this many benchmarks has its leaderboards made by a process of their own (a
+"""An almanac of this many benchmarks has its batches' files made by a process of their own (a
 release of 1,000 takes some seconds; the process, half a second to start and some 50 MB)."""
-CHILD = "from releases.boards import serve; serve()"
+CHILD = "from releases.batch_files import serve; serve()"
 FRAME_HEAD = struct.Struct("<Q")
 """Each frame's length, before its bytes."""
 
 MadeBoard = tuple[str, int, bytes]
 """A leaderboard's file: its name in the release, its rows, its CSV."""
-MakeBoards = Callable[[list[BenchmarkDoc]], Awaitable[list[MadeBoard]]]
-"""What makes a batch's leaderboards (in the pass, or by the process)."""
+
+
+@dataclass(frozen=True)
+class BatchFiles:
+    """What a batch of benchmarks makes beside its NDJSON lines."""
+
+    boards: list[MadeBoard]
+    records: bytes
+    """Its Every Eval Ever lines."""
+
+
+MakeFiles = Callable[[list[BenchmarkDoc]], Awaitable[BatchFiles]]
+"""What makes a batch's files (in the pass, or by the process)."""
 
 
 @dataclass(frozen=True)
@@ -61,28 +74,28 @@ ReadLeaderboards = Callable[[], Awaitable[BoardRules]]
 limit)."""
 
 
-def made_boards(rules: BoardRules, docs: list[BenchmarkDoc]) -> list[MadeBoard]:
-    """The leaderboards of a batch of benchmarks, by the page's rules."""
-    made = []
+def made_files(rules: BoardRules, docs: list[BenchmarkDoc]) -> BatchFiles:
+    """A batch's leaderboards, by the page's rules, and its records."""
+    boards = []
     for doc in docs:
         lines = board_lines(doc, rules.tracked, rules.first)
-        made.append((f"benchmarks/{doc['slug']}.csv", len(lines), board_csv(lines)))
-    return made
+        boards.append((f"benchmarks/{doc['slug']}.csv", len(lines), board_csv(lines)))
+    return BatchFiles(boards, b"".join([line for doc in docs for line in eee_benchmark_bytes(doc)]))
 
 
-class Boards:
-    """The leaderboards' CSVs, made a batch at a time (in the pass or by the process), listed in
-    the pass's order and handed to their writer, which stages each batch in one step while the
-    pass goes on (a few batches queued: the pass waits beyond)."""
+class BatchWriter:
+    """The batches' files, made a batch at a time (in the pass or by the process), and written
+    in the pass's order while the pass goes on (a few batches queued: the pass waits beyond):
+    each batch's leaderboards staged in one step, listed; its records handed to `records`."""
 
-    def __init__(self, make: MakeBoards) -> None:
-        self.make = make
-        self.files: list[ReleaseFile] = []
+    def __init__(self, make: MakeFiles, records: Callable[[list[bytes]], Awaitable[None]]) -> None:
+        self.make, self.records = make, records
+        self.boards: list[ReleaseFile] = []
         self.rows: dict[str, int] = {}
-        self.queue: asyncio.Queue[Awaitable[list[MadeBoard]] | None] = asyncio.Queue(QUEUED_BATCHES)
+        self.queue: asyncio.Queue[Awaitable[BatchFiles] | None] = asyncio.Queue(QUEUED_BATCHES)
 
     async def add(self, docs: list[BenchmarkDoc]) -> None:
-        """A batch's leaderboards, to be made (the pass goes on while the process makes them)."""
+        """A batch, to be made into files (the pass goes on while the process makes them)."""
         await self.queue.put(self.make(docs))
 
     async def close(self) -> None:
@@ -91,27 +104,28 @@ class Boards:
     async def written(self, staging: ReleaseStaging) -> None:
         while (making := await self.queue.get()) is not None:
             made = await making
-            staged = await staging.put_files([(name, data) for name, _, data in made])
-            for (name, rows, _), written in zip(made, staged, strict=True):
+            await self.records([made.records])
+            staged = await staging.put_files([(name, data) for name, _, data in made.boards])
+            for (name, rows, _), written in zip(made.boards, staged, strict=True):
                 self.rows[name] = rows
-                self.files.append(ReleaseFile(name, written.size, written.sha256, CSV))
+                self.boards.append(ReleaseFile(name, written.size, written.sha256, CSV))
 
 
 @contextlib.asynccontextmanager
-async def board_maker(rules: BoardRules, by_process: bool) -> AsyncIterator[MakeBoards]:
-    """What makes a batch's leaderboards: in the pass, or (`by_process`) by a process of their
-    own, ended on leaving (killed, if leaving on an error)."""
+async def files_maker(rules: BoardRules, by_process: bool) -> AsyncIterator[MakeFiles]:
+    """What makes a batch's files: in the pass, or (`by_process`) by a process of their own,
+    ended on leaving (killed, if leaving on an error)."""
     if not by_process:
         loop = asyncio.get_running_loop()
 
-        def in_the_pass(docs: list[BenchmarkDoc]) -> Awaitable[list[MadeBoard]]:
+        def in_the_pass(docs: list[BenchmarkDoc]) -> Awaitable[BatchFiles]:
             made = loop.create_future()  # made now: the batch's documents are not kept
-            made.set_result(made_boards(rules, docs))
+            made.set_result(made_files(rules, docs))
             return made
 
         yield in_the_pass
         return
-    process = BoardProcess(rules)
+    process = FilesProcess(rules)
     try:
         yield process.make
     except BaseException:
@@ -120,8 +134,8 @@ async def board_maker(rules: BoardRules, by_process: bool) -> AsyncIterator[Make
     await process.end()
 
 
-class BoardProcess:
-    """The process that makes a large release's leaderboards. Frames go to it and come back
+class FilesProcess:
+    """The process that makes a large release's batches' files. Frames go to it and come back
     each on a thread of its own (a pipe's reads and writes release the interpreter's lock), in
     order: the n-th answer read is the n-th batch's."""
 
@@ -132,15 +146,15 @@ class BoardProcess:
         assert self.child.stdin is not None  # both piped
         assert self.child.stdout is not None
         self.to_child, self.from_child = self.child.stdin, self.child.stdout
-        self.sending = ThreadPoolExecutor(1, "release-boards-out")
-        self.receiving = ThreadPoolExecutor(1, "release-boards-in")
+        self.sending = ThreadPoolExecutor(1, "release-files-out")
+        self.receiving = ThreadPoolExecutor(1, "release-files-in")
         self.loop = asyncio.get_running_loop()
-        self.answers: set[asyncio.Future[list[MadeBoard]]] = set()
+        self.answers: set[asyncio.Future[BatchFiles]] = set()
         """The answers not yet in (cancelled if the process is killed: nobody awaits them)."""
         self.loop.run_in_executor(self.sending, _send, self.to_child, pickle.dumps(rules))
 
-    def make(self, docs: list[BenchmarkDoc]) -> Awaitable[list[MadeBoard]]:
-        """The batch's leaderboards, once the process has made them."""
+    def make(self, docs: list[BenchmarkDoc]) -> Awaitable[BatchFiles]:
+        """The batch's files, once the process has made them."""
         frame = orjson.dumps([_current(doc) for doc in docs])
         self.loop.run_in_executor(self.sending, _send, self.to_child, frame)
         answer = self.loop.run_in_executor(self.receiving, self._answer)
@@ -148,14 +162,14 @@ class BoardProcess:
         answer.add_done_callback(self.answers.discard)
         return answer
 
-    def _answer(self) -> list[MadeBoard]:
+    def _answer(self) -> BatchFiles:
         frame = _received(self.from_child)
         if frame is None:
             raise RuntimeError(
-                f"The process making the release's leaderboards ended early (exit code "
+                f"The process making the release's files ended early (exit code "
                 f"{self.child.wait()}): its error is in the log."
             )
-        made: list[MadeBoard] = pickle.loads(frame)
+        made: BatchFiles = pickle.loads(frame)
         return made
 
     async def end(self) -> None:
@@ -180,8 +194,12 @@ class BoardProcess:
 
 
 def _current(doc: BenchmarkDoc) -> dict[str, Any]:
-    """The document without its history (most of its bytes): a leaderboard is its current rows."""
-    return {key: value for key, value in doc.items() if key != "history"}
+    """The document with its last read only (its history is most of its bytes): a leaderboard
+    is its current rows, and its records' date that of its last read."""
+    current = {key: value for key, value in doc.items() if key != "history"}
+    if "history" in doc:
+        current["history"] = doc["history"][-1:]
+    return current
 
 
 def _send(to: IO[bytes], frame: bytes) -> None:
@@ -208,14 +226,14 @@ def _received(source: IO[bytes]) -> bytes | None:
 
 
 def serve() -> None:
-    """The process's side (`CHILD`): the rules, then each batch's leaderboards made as it comes,
-    until its stdin ends. An interrupt is the parent's to handle: the parent ends it."""
+    """The process's side (`CHILD`): the rules, then each batch's files made as it comes, until
+    its stdin ends. An interrupt is the parent's to handle: the parent ends it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     source, sink = sys.stdin.buffer, sys.stdout.buffer
     rules = _rules(_received(source))
     while (frame := _received(source)) is not None:
         docs: list[Any] = orjson.loads(frame)
-        answer = pickle.dumps(made_boards(rules, docs), protocol=pickle.HIGHEST_PROTOCOL)
+        answer = pickle.dumps(made_files(rules, docs), protocol=pickle.HIGHEST_PROTOCOL)
         sink.write(FRAME_HEAD.pack(len(answer)))
         sink.write(answer)
         sink.flush()
