@@ -34,7 +34,7 @@ from store import BenchmarkDoc, ReleaseStaging
 CSV = "text/csv"
 QUEUED_BATCHES = 8
 """Batches handed on and not yet written (some 1.5 MB each: their documents on the way, and
-their files): the pass waits beyond (at 32, a release of 10,000 grew 128 MB, not 72)."""
+their files): the pass waits beyond (at 32, a release of 10,000 grew 128 MB, not 87)."""
 PROCESS_FROM = 1000
 """An almanac of this many benchmarks has its batches' files made by a process of their own (a
 release of 1,000 takes some seconds; the process, half a second to start and some 50 MB)."""
