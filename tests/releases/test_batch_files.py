@@ -3,8 +3,11 @@
 hashes every file), and a process that ends early fails the release whole, naming its exit code,
 and stages nothing."""
 
+from datetime import UTC, datetime
+
 import pytest
 
+from editing import Editor, ReadFields
 from releases import StoredRelease, make_release, stored_releases
 from releases import batch_files as made_by
 from schema import encode_change_cursor
@@ -23,6 +26,17 @@ async def release(store: Store, process_from: int) -> tuple[StoredRelease, bool]
 
 
 async def test_the_process_makes_the_passs_bytes(store: Store) -> None:
+    # A benchmark with two reads: its records' date is its last read's, which the process is
+    # handed (not the rest of its history).
+    read = ReadFields.model_validate(
+        {
+            "read_on": "2026-11-20",
+            "entries": [{"model_name": "Qwen-14B", "score": 99.5}],
+            "allow_removals": True,
+        }
+    )
+    editor = Editor(store, "editor", clock=lambda: datetime(2026, 12, 2, 9, 0, tzinfo=UTC))
+    await editor.record_read("code-interpreter-benchmark-general", read, None)
     by_process, made = await release(store, process_from=0)
     assert made
     assert by_process.release.counts.benchmarks == BUNDLED_BENCHMARKS
